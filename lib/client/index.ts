@@ -1,0 +1,2 @@
+export * from './payments.service.js';
+export * from './payments.types.js';

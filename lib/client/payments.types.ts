@@ -1,0 +1,63 @@
+/**
+ * Resource types of the payment service. Each lists the fields the reference documents and stays
+ * open (`[key: string]: unknown`) for the fields it does not show.
+ */
+
+/** The nine payment-intent states the reference signals by event. */
+export type PaymentIntentState =
+  | 'succeeded'
+  | 'cancelled'
+  | 'errored_authorization'
+  | 'errored_capture'
+  | 'errored_sale'
+  | 'requires_payment_method'
+  | 'requires_confirmation'
+  | 'requires_capture'
+  | 'requires_review';
+
+/** The four setup-intent states the reference signals by event. */
+export type SetupIntentState = 'succeeded' | 'failed' | 'errored' | 'cancelled';
+
+/** Capture methods: the reference names only `automatic_async`; others exist but are not listed. */
+export type CaptureMethod = 'automatic_async' | (string & {});
+
+/** A payment intent. Read `state` for the outcome of processing. */
+export interface PaymentIntent {
+  /** UUID. */
+  id: string;
+  /** Current state; states the reference does not list are possible, hence the open string. */
+  state: PaymentIntentState | (string & {});
+  /** Present in event payloads; the unit is not stated by the reference. */
+  amount?: number;
+  capture_method?: CaptureMethod;
+  [field: string]: unknown;
+}
+
+/** A setup intent (saves, "vaults", a payment method). */
+export interface SetupIntent {
+  /** UUID. */
+  id: string;
+  state: SetupIntentState | (string & {});
+  [field: string]: unknown;
+}
+
+/**
+ * What `create` returns for an intent: the intent plus an embed token. The reference does not show
+ * the token's field name, so it is left open; hand the browser only the token, never the API key.
+ */
+export type CreatedPaymentIntent = PaymentIntent;
+export type CreatedSetupIntent = SetupIntent;
+
+/** A webhook endpoint; `secret` authenticates its deliveries. Store it like a password. */
+export interface WebhookEndpoint {
+  /** UUID, carried in deliveries as `webhook_id`. */
+  id: string;
+  secret: string;
+  url?: string;
+  [field: string]: unknown;
+}
+
+/** Request payloads are not shown by the reference: open records. */
+export type CreatePaymentIntentParams = Record<string, unknown>;
+export type CreateSetupIntentParams = Record<string, unknown>;
+export type CreateWebhookEndpointParams = Record<string, unknown>;

@@ -1,0 +1,133 @@
+import {
+  AUTHENTICATION_HINT,
+  PERMISSION_HINT,
+  RATE_LIMIT_HINT,
+  configurationMessage,
+} from './payments.messages.js';
+
+/** HTTP methods the client sends. */
+export type PaymentsHttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Base of every error the module throws. */
+export class PaymentsError extends Error {
+  override readonly name: string = 'PaymentsError';
+}
+
+/**
+ * A bad module option, thrown at boot. The message names the option and the fix; it never echoes
+ * the value of `apiKey` or of a webhook secret.
+ *
+ * @example new PaymentsConfigurationError('baseUrl', 'is not a URL', 'pass an absolute https:// URL')
+ */
+export class PaymentsConfigurationError extends PaymentsError {
+  override readonly name = 'PaymentsConfigurationError';
+  constructor(
+    readonly option: string,
+    problem: string,
+    fix: string,
+  ) {
+    super(configurationMessage(option, problem, fix));
+  }
+}
+
+export interface PaymentsApiErrorInit {
+  status: number;
+  method: PaymentsHttpMethod;
+  /** Path relative to the base URL, without query string. */
+  path: string;
+  /** Parsed response body (JSON when the service sent JSON, else the text). */
+  body?: unknown;
+  /** How many requests were sent for this call. */
+  attempts?: number;
+  message?: string;
+}
+
+/**
+ * The service answered with a non-2xx status. Carries `status`, `method`, `path` and the parsed
+ * response `body`; never a request header, so never the API key.
+ */
+export class PaymentsApiError extends PaymentsError {
+  override readonly name: string = 'PaymentsApiError';
+  readonly status: number;
+  readonly method: PaymentsHttpMethod;
+  readonly path: string;
+  readonly body: unknown;
+  readonly attempts: number;
+
+  constructor(init: PaymentsApiErrorInit) {
+    super(init.message ?? `${init.method} ${init.path} failed with status ${init.status}`);
+    this.status = init.status;
+    this.method = init.method;
+    this.path = init.path;
+    this.body = init.body;
+    this.attempts = init.attempts ?? 1;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      message: this.message,
+      status: this.status,
+      method: this.method,
+      path: this.path,
+      body: this.body,
+      attempts: this.attempts,
+    };
+  }
+}
+
+/** 401: the API key is missing or inactive (or belongs to the other environment). */
+export class PaymentsAuthenticationError extends PaymentsApiError {
+  override readonly name = 'PaymentsAuthenticationError';
+  constructor(init: Omit<PaymentsApiErrorInit, 'status' | 'message'>) {
+    super({ ...init, status: 401, message: `${init.method} ${init.path} failed with status 401. ${AUTHENTICATION_HINT}` });
+  }
+}
+
+/** 403: the API key may not reach the resource. */
+export class PaymentsPermissionError extends PaymentsApiError {
+  override readonly name = 'PaymentsPermissionError';
+  constructor(init: Omit<PaymentsApiErrorInit, 'status' | 'message'>) {
+    super({ ...init, status: 403, message: `${init.method} ${init.path} failed with status 403. ${PERMISSION_HINT}` });
+  }
+}
+
+/** 429 after every retry allowed by `http.maxRetries`. */
+export class PaymentsRateLimitError extends PaymentsApiError {
+  override readonly name = 'PaymentsRateLimitError';
+  /** The last `Retry-After` the service sent, in milliseconds, when it sent one. */
+  readonly retryAfterMs: number | undefined;
+  constructor(init: Omit<PaymentsApiErrorInit, 'status' | 'message'> & { retryAfterMs?: number }) {
+    super({
+      ...init,
+      status: 429,
+      message: `${init.method} ${init.path} failed with status 429 after ${init.attempts ?? 1} attempt(s). ${RATE_LIMIT_HINT}`,
+    });
+    this.retryAfterMs = init.retryAfterMs;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), retryAfterMs: this.retryAfterMs };
+  }
+}
+
+/**
+ * The request did not get an HTTP answer: connection refused or reset, DNS failure, timeout.
+ * `code` is the system error code (`ECONNREFUSED`, `ETIMEDOUT`, ...). The original low-level error
+ * is deliberately not attached: an AxiosError carries the request headers, and so the API key.
+ */
+export class PaymentsConnectionError extends PaymentsError {
+  override readonly name = 'PaymentsConnectionError';
+  constructor(
+    readonly method: PaymentsHttpMethod,
+    readonly path: string,
+    readonly code: string,
+    readonly attempts: number = 1,
+  ) {
+    super(`${method} ${path} got no answer from the payment service (${code}) after ${attempts} attempt(s)`);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, method: this.method, path: this.path, code: this.code, attempts: this.attempts };
+  }
+}

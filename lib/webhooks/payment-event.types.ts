@@ -1,0 +1,91 @@
+import type { PaymentIntent, SetupIntent } from '../client/payments.types.js';
+
+/** `data` of a payment-intent event: usually the intent under `payment_intent`; not a frozen schema. */
+export interface PaymentIntentEventData {
+  payment_intent?: PaymentIntent;
+  [field: string]: unknown;
+}
+
+/** `data` of a setup-intent event. */
+export interface SetupIntentEventData {
+  setup_intent?: SetupIntent;
+  [field: string]: unknown;
+}
+
+/** `data` of a charge event (content not shown by the reference). */
+export interface ChargeEventData {
+  payment_intent?: PaymentIntent;
+  [field: string]: unknown;
+}
+
+/**
+ * Every documented event name, mapped to the shape of its `data`. Extend it by declaration merging
+ * when the service documents more names:
+ *
+ * @example
+ * declare module 'nestjs-payments' {
+ *   interface PaymentEventTypeMap { 'payment_intent.processing': PaymentIntentEventData }
+ * }
+ */
+export interface PaymentEventTypeMap {
+  'payment_intent.succeeded': PaymentIntentEventData;
+  'payment_intent.cancelled': PaymentIntentEventData;
+  'payment_intent.errored_authorization': PaymentIntentEventData;
+  'payment_intent.errored_capture': PaymentIntentEventData;
+  'payment_intent.errored_sale': PaymentIntentEventData;
+  'payment_intent.requires_payment_method': PaymentIntentEventData;
+  'payment_intent.requires_confirmation': PaymentIntentEventData;
+  'payment_intent.requires_capture': PaymentIntentEventData;
+  'payment_intent.requires_review': PaymentIntentEventData;
+  'setup_intent.succeeded': SetupIntentEventData;
+  'setup_intent.failed': SetupIntentEventData;
+  'setup_intent.errored': SetupIntentEventData;
+  'setup_intent.cancelled': SetupIntentEventData;
+  'charge.succeeded': ChargeEventData;
+  'charge.requires_capture': ChargeEventData;
+}
+
+/** A documented event name. A misspelt or invented name does not compile. */
+export type PaymentEventType = Extract<keyof PaymentEventTypeMap, string>;
+
+/** Wildcards accepted by `@OnPaymentEvent`. */
+export type PaymentEventWildcard = 'payment_intent.*' | 'setup_intent.*' | 'charge.*' | '*';
+
+/** What `@OnPaymentEvent` accepts: an event name or a wildcard. */
+export type PaymentEventPattern = PaymentEventType | PaymentEventWildcard;
+
+/** Event names a pattern stands for (`'payment_intent.*'` -> every `payment_intent.` name). */
+export type PaymentEventTypesOf<P extends PaymentEventPattern> = P extends '*'
+  ? PaymentEventType
+  : P extends `${infer Prefix}.*`
+    ? Extract<PaymentEventType, `${Prefix}.${string}`>
+    : Extract<P, PaymentEventType>;
+
+/**
+ * A verified webhook delivery (WebhookEventPayload). `data` is typed by the event name, but it is not
+ * a frozen schema: when a field is missing, use `ctx.retrieveIntent()`.
+ */
+export type PaymentEvent<T extends PaymentEventType = PaymentEventType> = {
+  [K in T]: {
+    /** Event id (UUID), identical across retries of the same event. */
+    id: string;
+    /** Id (UUID) of the webhook endpoint the delivery was sent to. */
+    webhook_id: string;
+    event: K;
+    data: PaymentEventTypeMap[K];
+    metadata: Record<string, unknown> | null;
+  };
+}[T];
+
+/** Second argument of every handler. */
+export interface PaymentEventContext {
+  /**
+   * GETs the intent the event names (`/payment_intents/{id}` or `/setup_intents/{id}`): the source of
+   * truth when `data` lacks a field, or when the capture state of an `automatic_async` intent is needed.
+   */
+  retrieveIntent(): Promise<PaymentIntent | SetupIntent>;
+  /** 1 for the first time this handler is tried for this event, then 2, 3, ... */
+  deliveryAttempt: number;
+  /** When the delivery carrying this event was received. */
+  receivedAt: Date;
+}
