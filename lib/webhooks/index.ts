@@ -1,3 +1,5 @@
 export * from './payment-event.types.js';
-export * from './stores/idempotency-store.interface.js';
-export * from './verifiers/webhook-verifier.interface.js';
+export * from './payment-events-processor.interface.js';
+export * from './verifiers/index.js';
+export * from './stores/index.js';
+export * from './queue/index.js';
