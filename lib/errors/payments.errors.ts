@@ -3,6 +3,7 @@ import {
   PERMISSION_HINT,
   RATE_LIMIT_HINT,
   configurationMessage,
+  invalidArgumentMessage,
 } from './payments.messages.js';
 
 /** HTTP methods the client sends. */
@@ -27,6 +28,34 @@ export class PaymentsConfigurationError extends PaymentsError {
     fix: string,
   ) {
     super(configurationMessage(option, problem, fix));
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, option: this.option };
+  }
+}
+
+/**
+ * A call was refused before anything was sent: an id that is not a UUID, a `request()` path that is
+ * not a relative path of the service, a query, header or body of the wrong type. The message names
+ * the argument and the problem; it never echoes the value (a confused caller may have passed a key).
+ *
+ * @example await payments.paymentIntents.retrieve('42') // rejects with PaymentsInvalidArgumentError
+ */
+export class PaymentsInvalidArgumentError extends PaymentsError {
+  override readonly name = 'PaymentsInvalidArgumentError';
+  constructor(
+    /** The call, e.g. `paymentIntents.retrieve` or `request`. */
+    readonly where: string,
+    /** The argument, e.g. `id` or `path`. */
+    readonly argument: string,
+    problem: string,
+  ) {
+    super(invalidArgumentMessage(where, argument, problem));
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, message: this.message, where: this.where, argument: this.argument };
   }
 }
 

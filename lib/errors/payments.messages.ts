@@ -11,3 +11,6 @@ export const RATE_LIMIT_HINT = 'The service kept answering 429 Too Many Requests
 
 export const configurationMessage = (option: string, problem: string, fix: string): string =>
   `Invalid PaymentsModule option \`${option}\`: ${problem}. Fix: ${fix}`;
+
+export const invalidArgumentMessage = (where: string, argument: string, problem: string): string =>
+  `${where}: \`${argument}\` ${problem}. Nothing was sent to the payment service.`;

@@ -1,0 +1,213 @@
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { Logger } from '@nestjs/common';
+import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import {
+  PaymentsApiError,
+  PaymentsAuthenticationError,
+  PaymentsConnectionError,
+  PaymentsInvalidArgumentError,
+  PaymentsPermissionError,
+  PaymentsRateLimitError,
+  type PaymentsHttpMethod,
+} from '../errors/payments.errors.js';
+import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
+import { assertMethod, assertRelativePath, buildQueryString, sanitizeHeaders } from './payments-request.validation.js';
+import { isRetryableConnectionError, isRetryableStatus, parseRetryAfterMs, retryDelayMs } from './payments-retry.policy.js';
+import { REDACTED, redactSecret } from './payments-secret.redactor.js';
+
+const USER_AGENT = 'nestjs-payments';
+
+/** One try: either an HTTP answer, or no answer at all (with a system error code). */
+type AttemptOutcome =
+  | { kind: 'answer'; status: number; retryAfter: unknown; body: unknown }
+  | { kind: 'no-answer'; code: string };
+
+const CODE_RE = /^E[A-Z0-9_]{2,40}$/;
+
+/**
+ * Extracts a system error code (`ECONNREFUSED`, `ECONNRESET`, ...) from whatever axios threw. Only
+ * the code survives: the error itself carries the request config and headers, hence the API key.
+ */
+function connectionCode(error: unknown): string {
+  const candidates: unknown[] = [];
+  if (typeof error === 'object' && error !== null) {
+    const e = error as { code?: unknown; cause?: { code?: unknown }; errors?: Array<{ code?: unknown }> };
+    candidates.push(e.cause?.code, e.errors?.[0]?.code, e.code);
+  }
+  for (const code of candidates) {
+    if (typeof code === 'string' && CODE_RE.test(code)) return code;
+  }
+  return 'ECONNECTION';
+}
+
+/** Parses a body: JSON when the content type says JSON (text if it does not parse), else text; empty -> undefined. */
+function parseBody(response: AxiosResponse<string>): unknown {
+  const text = typeof response.data === 'string' ? response.data : '';
+  if (text === '') return undefined;
+  const type = String(response.headers['content-type'] ?? '').toLowerCase();
+  if (/[/+]json\b/.test(type)) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+/**
+ * The HTTP transport of `PaymentsService`, built as the design's "API client rules" say: one axios
+ * instance over keep-alive agents; `X-Api-Key` and `X-Api-Version` on every request and
+ * `X-Account-Id` never; 429 retried with full-jitter exponential backoff honouring `Retry-After`; a
+ * GET also retried on network errors and 502/503/504, a POST only when it provably did not reach the
+ * service; 401 and 403 never retried; a per-attempt timeout. Every wait goes through
+ * `options.runtime`. No AxiosError ever escapes: errors carry method, path, status, body (with the key
+ * redacted) and never a header.
+ *
+ * The API key lives only in a closure, so neither `util.inspect` nor `JSON.stringify` of the
+ * transport (or of `PaymentsService`) can show it.
+ */
+export class PaymentsHttpTransport implements PaymentsRequester {
+  readonly #logger = new Logger('PaymentsClient');
+  readonly #base: string;
+  readonly #origin: string;
+  readonly #options: Pick<ResolvedPaymentsOptions, 'http' | 'runtime'>;
+  readonly #authHeaders: () => Record<string, string>;
+  readonly #redact: <T>(value: T) => T;
+  readonly #httpAgent: HttpAgent;
+  readonly #httpsAgent: HttpsAgent;
+  readonly #axios: AxiosInstance;
+
+  constructor(options: ResolvedPaymentsOptions) {
+    const { apiKey, apiVersion } = options;
+    this.#authHeaders = () => ({ 'X-Api-Key': apiKey, 'X-Api-Version': apiVersion });
+    this.#redact = <T>(value: T): T => redactSecret(value, apiKey);
+    this.#base = options.baseUrl.replace(/\/+$/, '');
+    this.#origin = new URL(this.#base).origin;
+    this.#options = { http: options.http, runtime: options.runtime };
+    this.#httpAgent = new HttpAgent({ keepAlive: true });
+    this.#httpsAgent = new HttpsAgent({ keepAlive: true });
+    this.#axios = axios.create({
+      httpAgent: this.#httpAgent,
+      httpsAgent: this.#httpsAgent,
+      // Statuses are mapped here, not by axios; a redirect is an answer, never followed (it could
+      // carry the key to another host); no proxy from the environment sees the key either.
+      validateStatus: () => true,
+      maxRedirects: 0,
+      proxy: false,
+      responseType: 'text',
+      transformResponse: [(data: unknown) => data],
+      timeout: 0,
+    });
+  }
+
+  /**
+   * Sends one call, with the retries the policy allows, and returns the parsed 2xx body.
+   * Rejects with `PaymentsInvalidArgumentError` (nothing sent), `PaymentsApiError` or a subclass,
+   * or `PaymentsConnectionError`.
+   */
+  async request<T = unknown>(request: PaymentsRequest): Promise<T> {
+    const where = 'request';
+    if (typeof request !== 'object' || request === null) {
+      throw new PaymentsInvalidArgumentError(where, 'options', 'must be an object { method, path, query?, body?, headers? }');
+    }
+    const method = assertMethod(request.method, where);
+    const path = assertRelativePath(request.path, where);
+    const query = buildQueryString(request.query, where);
+    const extraHeaders = sanitizeHeaders(request.headers, where);
+    const hasBody = request.body !== undefined;
+    const data = hasBody ? JSON.stringify(request.body) : undefined;
+
+    const url = `${this.#base}${path}${query ? `?${query}` : ''}`;
+    if (new URL(url).origin !== this.#origin) {
+      // Unreachable after assertRelativePath; kept so that no future change can send the key elsewhere.
+      throw new PaymentsInvalidArgumentError(where, 'path', 'must stay on the origin of baseUrl');
+    }
+    const headers: Record<string, string> = {
+      ...extraHeaders,
+      Accept: 'application/json',
+      'User-Agent': USER_AGENT,
+      ...(hasBody ? { 'Content-Type': 'application/json' } : {}),
+      ...this.#authHeaders(),
+    };
+    const safePath = this.#redact(path);
+    const { maxRetries, maxRetryDelayMs, baseRetryDelayMs } = this.#options.http;
+    const { runtime } = this.#options;
+    const policy = { baseDelayMs: baseRetryDelayMs, maxDelayMs: maxRetryDelayMs, random: () => runtime.random() };
+
+    for (let attempt = 1; ; attempt += 1) {
+      const outcome = await this.#attempt(method, url, headers, data);
+      const retriesLeft = attempt <= maxRetries;
+      if (outcome.kind === 'answer') {
+        if (outcome.status >= 200 && outcome.status < 300) return outcome.body as T;
+        const retryAfterMs = parseRetryAfterMs(outcome.retryAfter, runtime.now());
+        if (retriesLeft && isRetryableStatus(method, outcome.status)) {
+          const delay = retryDelayMs(attempt - 1, retryAfterMs, policy);
+          this.#logger.warn(`${method} ${safePath} answered ${outcome.status}; retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+          await runtime.sleep(delay);
+          continue;
+        }
+        throw this.#apiError(method, safePath, outcome.status, outcome.body, attempt, retryAfterMs);
+      }
+      if (retriesLeft && isRetryableConnectionError(method, outcome.code)) {
+        const delay = retryDelayMs(attempt - 1, undefined, policy);
+        this.#logger.warn(`${method} ${safePath} got no answer (${outcome.code}); retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+        await runtime.sleep(delay);
+        continue;
+      }
+      throw new PaymentsConnectionError(method, safePath, outcome.code, attempt);
+    }
+  }
+
+  /** Closes the keep-alive sockets (called when the Nest module is destroyed). */
+  destroy(): void {
+    this.#httpAgent.destroy();
+    this.#httpsAgent.destroy();
+  }
+
+  /** One try, bounded by `http.timeoutMs` (connect, send and read the whole body). */
+  async #attempt(method: PaymentsHttpMethod, url: string, headers: Record<string, string>, data: string | undefined): Promise<AttemptOutcome> {
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.#options.http.timeoutMs);
+    try {
+      const response = await this.#axios.request<string>({ method, url, headers, data, signal: controller.signal });
+      return { kind: 'answer', status: response.status, retryAfter: response.headers['retry-after'], body: parseBody(response) };
+    } catch (error: unknown) {
+      // The caught error is dropped on purpose: it holds the request headers (the key).
+      return { kind: 'no-answer', code: timedOut ? 'ETIMEDOUT' : connectionCode(error) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #apiError(
+    method: PaymentsHttpMethod,
+    path: string,
+    status: number,
+    rawBody: unknown,
+    attempts: number,
+    retryAfterMs: number | undefined,
+  ): PaymentsApiError {
+    const body = this.#redact(rawBody);
+    const init = { method, path, body, attempts };
+    if (status === 401) return new PaymentsAuthenticationError(init);
+    if (status === 403) return new PaymentsPermissionError(init);
+    if (status === 429) return new PaymentsRateLimitError({ ...init, retryAfterMs });
+    return new PaymentsApiError({ ...init, status });
+  }
+
+  /** Never shows the agents, the axios instance or the key. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `PaymentsHttpTransport { baseUrl: '${this.#base}', apiKey: '${REDACTED}' }`;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { baseUrl: this.#base, apiKey: REDACTED };
+  }
+}

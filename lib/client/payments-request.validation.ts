@@ -1,0 +1,147 @@
+import { PaymentsInvalidArgumentError, type PaymentsHttpMethod } from '../errors/payments.errors.js';
+import type { PaymentsQuery } from './payments-request.interface.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Methods `request()` accepts. */
+export const PAYMENTS_HTTP_METHODS: ReadonlySet<PaymentsHttpMethod> = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Characters allowed in a `request()` path: RFC 3986 `pchar` plus `/`. No `?`, `#`, `\`, spaces or
+ * control characters; a percent sign only as a valid `%XX` escape (checked separately).
+ */
+const PATH_CHARS_RE = /^[A-Za-z0-9\-._~!$&'()*+,;=:@%/]*$/;
+
+/**
+ * Headers a caller may not set: the credentials and version the transport owns, the account header
+ * the reference forbids, and what Node computes itself.
+ */
+const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
+  'x-api-key',
+  'x-api-version',
+  'x-account-id',
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'proxy-authorization',
+]);
+
+const HEADER_NAME_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_RE = /[\u0000-\u001f\u007f]/;
+
+const describe = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `a string of ${value.length} character(s)` : typeof value;
+
+/**
+ * Returns `id` when it is a UUID; otherwise throws `PaymentsInvalidArgumentError` (nothing is sent).
+ * The value is never echoed.
+ */
+export function assertUuid(id: unknown, where: string, argument = 'id'): string {
+  if (typeof id !== 'string' || !UUID_RE.test(id)) {
+    throw new PaymentsInvalidArgumentError(where, argument, `must be a UUID, got ${describe(id)}`);
+  }
+  return id;
+}
+
+/** Throws unless `method` is one of GET, POST, PUT, PATCH, DELETE. */
+export function assertMethod(method: unknown, where: string): PaymentsHttpMethod {
+  if (typeof method !== 'string' || !PAYMENTS_HTTP_METHODS.has(method as PaymentsHttpMethod)) {
+    throw new PaymentsInvalidArgumentError(where, 'method', `must be one of ${[...PAYMENTS_HTTP_METHODS].join(', ')}`);
+  }
+  return method as PaymentsHttpMethod;
+}
+
+/**
+ * Returns `path` when it is a path relative to the base URL (one leading `/`, no scheme, no `//`,
+ * no `.` or `..` segment, even percent-encoded, no `?`, `#` or `\`). Anything else could point the
+ * request, and the API key with it, at another host or outside the base path.
+ */
+export function assertRelativePath(path: unknown, where: string): string {
+  const refuse = (problem: string): never => {
+    throw new PaymentsInvalidArgumentError(where, 'path', problem);
+  };
+  if (typeof path !== 'string' || path === '') {
+    return refuse(`must be a non-empty string, got ${describe(path)}`);
+  }
+  if (!path.startsWith('/')) {
+    return refuse("must start with '/' and be relative to baseUrl (absolute URLs are refused)");
+  }
+  if (path.includes('//')) {
+    return refuse("must not contain '//'");
+  }
+  if (!PATH_CHARS_RE.test(path)) {
+    return refuse("may only contain URL path characters (no '?', '#', '\\', spaces or control characters; pass query parameters in `query`)");
+  }
+  let decodedSegments: string[];
+  try {
+    decodedSegments = path.split('/').map((segment) => decodeURIComponent(segment));
+  } catch {
+    return refuse("contains a '%' that is not a valid percent-escape");
+  }
+  for (const segment of decodedSegments) {
+    if (segment === '.' || segment === '..') {
+      return refuse("must not contain '.' or '..' segments");
+    }
+    if (segment.includes('/') || segment.includes('\\') || CONTROL_RE.test(segment)) {
+      return refuse("must not contain an encoded '/', '\\' or control character");
+    }
+  }
+  return path;
+}
+
+/** Builds the query string (without `?`); throws on a value of the wrong type. */
+export function buildQueryString(query: unknown, where: string): string {
+  if (query === undefined) return '';
+  if (typeof query !== 'object' || query === null || Array.isArray(query)) {
+    throw new PaymentsInvalidArgumentError(where, 'query', `must be an object, got ${describe(query)}`);
+  }
+  const params = new URLSearchParams();
+  const add = (name: string, value: unknown): void => {
+    if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
+      params.append(name, String(value));
+    } else {
+      throw new PaymentsInvalidArgumentError(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describe(value)}`);
+    }
+  };
+  for (const [name, value] of Object.entries(query as PaymentsQuery)) {
+    if (value === undefined) continue;
+    if (Array.isArray(value)) value.forEach((item) => add(name, item));
+    else add(name, value);
+  }
+  return params.toString();
+}
+
+/**
+ * Returns the caller's headers without the ones the transport owns or the reference forbids
+ * (`X-Account-Id`), whatever their case. Throws on a name or value that is not a valid header.
+ */
+export function sanitizeHeaders(headers: unknown, where: string): Record<string, string> {
+  if (headers === undefined) return {};
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new PaymentsInvalidArgumentError(where, 'headers', `must be an object of strings, got ${describe(headers)}`);
+  }
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME_RE.test(name)) {
+      throw new PaymentsInvalidArgumentError(where, 'headers', 'contains a name that is not a valid HTTP header name');
+    }
+    if (FORBIDDEN_HEADERS.has(name.toLowerCase())) continue;
+    if (typeof value !== 'string' || CONTROL_RE.test(value.replace(/\t/g, ''))) {
+      throw new PaymentsInvalidArgumentError(where, `headers.${name}`, 'must be a string without control characters');
+    }
+    kept[name] = value;
+  }
+  return kept;
+}
+
+/** Throws unless `params` is a plain object (the create payloads are JSON objects). */
+export function assertParams(params: unknown, where: string): Record<string, unknown> {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) {
+    throw new PaymentsInvalidArgumentError(where, 'params', `must be an object, got ${describe(params)}`);
+  }
+  return params as Record<string, unknown>;
+}
