@@ -1,1 +1,2 @@
 export * from './idempotency-store.interface.js';
+export * from './redis-idempotency.store.js';

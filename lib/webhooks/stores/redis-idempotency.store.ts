@@ -1,0 +1,161 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
+
+/**
+ * The part of an ioredis client (`Redis` or `Cluster`) the store uses. Declared here, rather than
+ * imported from `ioredis`, so that the package's types compile for apps that do not install ioredis
+ * (an optional peer). Any ioredis 5/6 client satisfies it.
+ */
+export interface RedisScriptClient {
+  evalsha(sha1: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
+  eval(script: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
+}
+
+/** Options of `RedisIdempotencyStore`. */
+export interface RedisIdempotencyStoreOptions {
+  /**
+   * Prefix of every key the store writes. Default `'payments:idem:'`. Give each app (or each test) its
+   * own prefix when several share one Redis database; all instances of one app must use the same one.
+   */
+  keyPrefix?: string;
+  /**
+   * How long the attempt counter of a key that never completes is kept, in seconds. Default 259200
+   * (3 days, the default retention). A completed key keeps its counter for its retention instead.
+   */
+  attemptsTtlSeconds?: number;
+}
+
+/**
+ * Claim: done -> 'done'; lease taken -> 'busy'; else take the lease (SET NX PX) and count the attempt.
+ * KEYS: done marker, lease, attempt counter. ARGV: token, lease ms, counter ttl ms.
+ */
+const CLAIM_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'done'} end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'busy'} end
+local attempt = redis.call('INCR', KEYS[3])
+redis.call('PEXPIRE', KEYS[3], ARGV[3])
+return {'claimed', attempt}
+`;
+
+/**
+ * Complete: only the lease owner marks the key done; the lease is dropped and the counter follows the
+ * retention. KEYS: done marker, lease, attempt counter. ARGV: token, retention ms.
+ */
+const COMPLETE_SCRIPT = `
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+redis.call('DEL', KEYS[2])
+redis.call('PEXPIRE', KEYS[3], ARGV[2])
+return 1
+`;
+
+/** Release: compare-and-delete of the lease. KEYS: lease. ARGV: token. */
+const RELEASE_SCRIPT = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`;
+
+interface LuaScript {
+  source: string;
+  sha1: string;
+}
+
+const script = (source: string): LuaScript => ({ source, sha1: createHash('sha1').update(source).digest('hex') });
+
+const SCRIPTS = {
+  claim: script(CLAIM_SCRIPT),
+  complete: script(COMPLETE_SCRIPT),
+  release: script(RELEASE_SCRIPT),
+} as const;
+
+const DEFAULT_KEY_PREFIX = 'payments:idem:';
+
+/**
+ * `IdempotencyStore` on Redis, for apps that run on several instances: every instance that points at
+ * the same Redis (and uses the same `keyPrefix`) shares the claims, so a handler runs once in total.
+ *
+ * Each claim is one Lua script (done marker check, `SET NX PX` lease, attempt counter), so concurrent
+ * deliveries on any number of instances get exactly one `claimed`. `complete` and `release` act only
+ * when the caller's token still owns the lease (compare-then-set / compare-and-delete). A lease that
+ * expires (the process died) lets a redelivery claim again. Redis errors are never swallowed: they
+ * reject, and the receiver answers 503 without running anything.
+ *
+ * The three keys of a claim share a `{hash tag}`, so the store also works on Redis Cluster. The client
+ * is not closed by the store: it belongs to the caller.
+ *
+ * @example
+ * const redis = new Redis(process.env.REDIS_URL);
+ * PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new RedisIdempotencyStore(redis) } })
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  private readonly keyPrefix: string;
+  private readonly attemptsTtlMs: number;
+
+  constructor(
+    private readonly redis: RedisScriptClient,
+    options: RedisIdempotencyStoreOptions = {},
+  ) {
+    if (redis === null || typeof redis !== 'object' || typeof redis.evalsha !== 'function' || typeof redis.eval !== 'function') {
+      throw new TypeError('RedisIdempotencyStore: pass an ioredis client (new Redis(url)) as the first argument');
+    }
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    const ttlSeconds = options.attemptsTtlSeconds ?? 259_200;
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
+      throw new TypeError('RedisIdempotencyStore: attemptsTtlSeconds must be a whole number >= 1');
+    }
+    this.attemptsTtlMs = ttlSeconds * 1000;
+  }
+
+  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
+    const token = randomUUID();
+    const keys = this.keysOf(key);
+    const reply = await this.run(
+      SCRIPTS.claim,
+      [keys.done, keys.lease, keys.attempts],
+      [token, toMs(leaseMs), Math.max(this.attemptsTtlMs, toMs(leaseMs))],
+    );
+    if (!Array.isArray(reply)) throw new Error(`RedisIdempotencyStore: unexpected claim reply`);
+    const [status, attempt] = reply as [unknown, unknown];
+    if (status === 'done') return { status: 'done' };
+    if (status === 'busy') return { status: 'busy' };
+    if (status === 'claimed' && typeof attempt === 'number') return { status: 'claimed', token, attempt };
+    throw new Error(`RedisIdempotencyStore: unexpected claim reply`);
+  }
+
+  async complete(key: string, token: string, retentionMs: number): Promise<void> {
+    const keys = this.keysOf(key);
+    await this.run(SCRIPTS.complete, [keys.done, keys.lease, keys.attempts], [token, toMs(retentionMs)]);
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.run(SCRIPTS.release, [this.keysOf(key).lease], [token]);
+  }
+
+  /** The client belongs to the caller, who closes it; nothing to release here. */
+  async close(): Promise<void> {}
+
+  /** All keys of one claim share the `{...}` hash tag: same Cluster slot, so one script can touch them. */
+  private keysOf(key: string): { done: string; lease: string; attempts: string } {
+    const base = `${this.keyPrefix}{${key}}`;
+    return { done: `${base}:done`, lease: `${base}:lease`, attempts: `${base}:attempts` };
+  }
+
+  /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */
+  private async run(lua: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
+    try {
+      return await this.redis.evalsha(lua.sha1, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) {
+        return this.redis.eval(lua.source, keys.length, ...keys, ...args);
+      }
+      throw error;
+    }
+  }
+}
+
+/** Redis PX takes a whole positive number of milliseconds. */
+function toMs(ms: number): number {
+  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`RedisIdempotencyStore: a duration must be > 0 ms, got ${ms}`);
+  return Math.max(1, Math.ceil(ms));
+}
