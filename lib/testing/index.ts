@@ -1,1 +1,2 @@
-export {};
+export * from './sign-webhook.js';
+export * from './create-payment-event.js';

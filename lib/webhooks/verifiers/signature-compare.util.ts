@@ -1,0 +1,22 @@
+import { timingSafeEqual } from 'node:crypto';
+
+const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Encodings a signature header may use. */
+export type SignatureEncoding = 'hex' | 'base64';
+
+/**
+ * Decodes a signature strictly. `Buffer.from` silently skips bad characters, which would let a
+ * malformed header decode to something; here a wrong alphabet or length gives `undefined`.
+ */
+export function decodeSignature(value: string, encoding: SignatureEncoding): Buffer | undefined {
+  if (encoding === 'hex') return HEX.test(value) ? Buffer.from(value, 'hex') : undefined;
+  if (!BASE64.test(value) || value.length % 4 === 1) return undefined;
+  return Buffer.from(value, 'base64');
+}
+
+/** Constant-time equality of two digests; a length mismatch is simply `false`. */
+export function digestsEqual(expected: Buffer, given: Buffer): boolean {
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
