@@ -114,6 +114,30 @@ describe('RedisIdempotencyStore (real Redis)', () => {
     expect(await redis.exists(`${prefix}{evt-1:h}:done`)).toBe(0);
   });
 
+  it('lets an owner whose lease lapsed complete it while nobody else claimed it', async () => {
+    const claim = await store.claim('evt-1:h', 50);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), { what: 'the lease to lapse' });
+    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+  });
+
+  it('ignores complete with a wrong token after the lease lapsed', async () => {
+    const claim = await store.claim('evt-1:h', 50);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), { what: 'the lease to lapse' });
+    await store.complete('evt-1:h', 'not-the-owner', RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
+  it('ignores complete from an owner that already released', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.release('evt-1:h', claim.token);
+    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
   it('[W4] lets a redelivery claim again after the owner releases, with the next attempt number', async () => {
     const first = await store.claim('evt-1:h', LONG_LEASE_MS);
     if (first.status !== 'claimed') throw new Error('expected a claim');
@@ -143,7 +167,7 @@ describe('RedisIdempotencyStore (real Redis)', () => {
     if (claim.status !== 'claimed') throw new Error('expected a claim');
     await store.complete('evt-1:h', claim.token, RETENTION_MS);
     const [, keys] = await redis.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    expect(keys.sort()).toEqual([`${prefix}{evt-1:h}:attempts`, `${prefix}{evt-1:h}:done`]);
+    expect(keys.sort()).toEqual([`${prefix}{evt-1:h}:done`, `${prefix}{evt-1:h}:state`]);
   });
 
   describe('when Redis is unreachable', () => {

@@ -19,40 +19,49 @@ export interface RedisIdempotencyStoreOptions {
    */
   keyPrefix?: string;
   /**
-   * How long the attempt counter of a key that never completes is kept, in seconds. Default 259200
-   * (3 days, the default retention). A completed key keeps its counter for its retention instead.
+   * How long the attempt count of a key that never completes is kept, in seconds. Default 259200
+   * (3 days, the default retention). A completed key keeps it for its retention instead.
    */
   attemptsTtlSeconds?: number;
 }
 
-/**
- * Claim: done -> 'done'; lease taken -> 'busy'; else take the lease (SET NX PX) and count the attempt.
- * KEYS: done marker, lease, attempt counter. ARGV: token, lease ms, counter ttl ms.
+/*
+ * Keys of one claim: KEYS[1] done marker, KEYS[2] lease (value: owner token, PX lease), KEYS[3] a hash
+ * with `attempt` (claims granted) and `owner` (token of the latest claim, kept after its lease expires
+ * so that an owner that overran its lease can still complete it if nobody claimed it meanwhile).
  */
+
+/** Claim: done -> 'done'; lease held -> 'busy'; else take the lease (SET NX PX) and count the attempt. ARGV: token, lease ms, state ttl ms. */
 const CLAIM_SCRIPT = `
 if redis.call('EXISTS', KEYS[1]) == 1 then return {'done'} end
 if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'busy'} end
-local attempt = redis.call('INCR', KEYS[3])
+local attempt = redis.call('HINCRBY', KEYS[3], 'attempt', 1)
+redis.call('HSET', KEYS[3], 'owner', ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[3])
 return {'claimed', attempt}
 `;
 
-/**
- * Complete: only the lease owner marks the key done; the lease is dropped and the counter follows the
- * retention. KEYS: done marker, lease, attempt counter. ARGV: token, retention ms.
- */
-const COMPLETE_SCRIPT = `
-if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+/** True (in Lua) when ARGV[1] owns the claim: it holds the lease, or its lease lapsed and nobody claimed since. */
+const OWNS = `
+local lease = redis.call('GET', KEYS[2])
+local owns = lease == ARGV[1] or (not lease and redis.call('HGET', KEYS[3], 'owner') == ARGV[1])
+`;
+
+/** Complete: only the owner marks the key done; its lease is dropped and the state follows the retention. ARGV: token, retention ms. */
+const COMPLETE_SCRIPT = `${OWNS}
+if not owns then return 0 end
 redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
 redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[3], 'owner')
 redis.call('PEXPIRE', KEYS[3], ARGV[2])
 return 1
 `;
 
-/** Release: compare-and-delete of the lease. KEYS: lease. ARGV: token. */
-const RELEASE_SCRIPT = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('DEL', KEYS[1])
+/** Release: only the owner drops its lease (compare-and-delete); the attempt count stays. ARGV: token. */
+const RELEASE_SCRIPT = `${OWNS}
+if not owns then return 0 end
+redis.call('DEL', KEYS[2])
+redis.call('HDEL', KEYS[3], 'owner')
 return 1
 `;
 
@@ -77,8 +86,9 @@ const DEFAULT_KEY_PREFIX = 'payments:idem:';
  *
  * Each claim is one Lua script (done marker check, `SET NX PX` lease, attempt counter), so concurrent
  * deliveries on any number of instances get exactly one `claimed`. `complete` and `release` act only
- * when the caller's token still owns the lease (compare-then-set / compare-and-delete). A lease that
- * expires (the process died) lets a redelivery claim again. Redis errors are never swallowed: they
+ * when the caller's token still owns the claim (compare-then-set / compare-and-delete); an owner whose
+ * lease lapsed still owns it until another delivery claims it, as with `MemoryIdempotencyStore`. A
+ * lease that expires (the process died) lets a redelivery claim again. Redis errors are never swallowed: they
  * reject, and the receiver answers 503 without running anything.
  *
  * The three keys of a claim share a `{hash tag}`, so the store also works on Redis Cluster. The client
@@ -112,7 +122,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     const keys = this.keysOf(key);
     const reply = await this.run(
       SCRIPTS.claim,
-      [keys.done, keys.lease, keys.attempts],
+      [keys.done, keys.lease, keys.state],
       [token, toMs(leaseMs), Math.max(this.attemptsTtlMs, toMs(leaseMs))],
     );
     if (!Array.isArray(reply)) throw new Error(`RedisIdempotencyStore: unexpected claim reply`);
@@ -125,20 +135,21 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
     const keys = this.keysOf(key);
-    await this.run(SCRIPTS.complete, [keys.done, keys.lease, keys.attempts], [token, toMs(retentionMs)]);
+    await this.run(SCRIPTS.complete, [keys.done, keys.lease, keys.state], [token, toMs(retentionMs)]);
   }
 
   async release(key: string, token: string): Promise<void> {
-    await this.run(SCRIPTS.release, [this.keysOf(key).lease], [token]);
+    const keys = this.keysOf(key);
+    await this.run(SCRIPTS.release, [keys.done, keys.lease, keys.state], [token]);
   }
 
   /** The client belongs to the caller, who closes it; nothing to release here. */
   async close(): Promise<void> {}
 
   /** All keys of one claim share the `{...}` hash tag: same Cluster slot, so one script can touch them. */
-  private keysOf(key: string): { done: string; lease: string; attempts: string } {
+  private keysOf(key: string): { done: string; lease: string; state: string } {
     const base = `${this.keyPrefix}{${key}}`;
-    return { done: `${base}:done`, lease: `${base}:lease`, attempts: `${base}:attempts` };
+    return { done: `${base}:done`, lease: `${base}:lease`, state: `${base}:state` };
   }
 
   /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */
