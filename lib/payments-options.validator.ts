@@ -127,6 +127,9 @@ function validateWebhooks(
           : { type: 'exponential', delay: 1000 },
         concurrency: limit(q.concurrency, 'webhooks.processing.queue.concurrency', 1, { min: 1 }),
         worker: (q.worker as boolean | undefined) ?? true,
+        enqueueTimeoutMs: limit(q.enqueueTimeoutMs, 'webhooks.processing.queue.enqueueTimeoutMs', 5000, { min: 1 }),
+        lockDurationMs: limit(q.lockDurationMs, 'webhooks.processing.queue.lockDurationMs', 30_000, { min: 1 }),
+        stalledIntervalMs: limit(q.stalledIntervalMs, 'webhooks.processing.queue.stalledIntervalMs', 30_000, { min: 1 }),
       },
     };
   }
@@ -156,6 +159,9 @@ export function validatePaymentsOptions(input: PaymentsModuleOptions): ResolvedP
   if (typeof raw.apiKey !== 'string' || raw.apiKey.trim() === '') {
     fail('apiKey', raw.apiKey === undefined ? 'is missing' : 'must be a non-empty string', 'pass the secret API key from the dashboard, e.g. from an environment variable through ConfigService; never commit it');
   }
+  if (/[\s\u0000-\u001f\u007f]/.test(raw.apiKey as string)) {
+    fail('apiKey', 'contains whitespace or a control character (often a trailing newline from an env file or a secret mount)', 'trim the value before passing it, e.g. `config.getOrThrow<string>(\'PAYMENTS_API_KEY\').trim()`');
+  }
   if (raw.environment !== 'sandbox' && raw.environment !== 'production') {
     fail('environment', "must be 'sandbox' or 'production'", "pass environment: 'sandbox' with a sandbox key, or 'production' with a production key");
   }
@@ -172,6 +178,9 @@ export function validatePaymentsOptions(input: PaymentsModuleOptions): ResolvedP
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     fail('baseUrl', `has protocol ${url.protocol}`, 'pass an https:// URL');
   }
+  if (url.search || url.hash || (raw.baseUrl as string).includes('?') || (raw.baseUrl as string).includes('#')) {
+    fail('baseUrl', 'contains a query string or a fragment', 'pass only the scheme, host and optional path prefix, e.g. https://sandbox.example.com/v1');
+  }
   if (url.username || url.password) {
     fail('baseUrl', 'contains credentials', 'remove them: the API key goes in `apiKey`');
   }
@@ -181,7 +190,10 @@ export function validatePaymentsOptions(input: PaymentsModuleOptions): ResolvedP
   if (url.protocol === 'http:' && raw.allowInsecureHttp !== true) {
     fail('baseUrl', 'uses plain http:, which would send the API key in clear', 'use https://, or set allowInsecureHttp: true for the local simulator only');
   }
-  if (raw.apiVersion !== undefined && (typeof raw.apiVersion !== 'string' || raw.apiVersion.trim() === '')) {
+  if (
+    raw.apiVersion !== undefined &&
+    (typeof raw.apiVersion !== 'string' || raw.apiVersion.trim() === '' || /[\s\u0000-\u001f\u007f]/.test(raw.apiVersion))
+  ) {
     fail('apiVersion', 'must be a non-empty string', `omit it for the documented value '${DEFAULT_API_VERSION}'`);
   }
   if (raw.http !== undefined && !isObject(raw.http)) {
@@ -210,5 +222,21 @@ export function validatePaymentsOptions(input: PaymentsModuleOptions): ResolvedP
     webhooks: validateWebhooks(raw.webhooks, environment),
     runtime: (runtime as ResolvedPaymentsOptions['runtime'] | undefined) ?? systemRuntime,
   };
-  return Object.freeze(resolved);
+  return Object.freeze(hideApiKey(resolved));
+}
+
+/**
+ * Makes `JSON.stringify` and `util.inspect` of the resolved options show `apiKey: '[REDACTED]'`
+ * (the key stays an ordinary property for the code that needs it). Both hooks are non-enumerable,
+ * so spreading the options copies neither.
+ */
+function hideApiKey(resolved: ResolvedPaymentsOptions): ResolvedPaymentsOptions {
+  const redacted = (): Record<string, unknown> => ({ ...resolved, apiKey: '[REDACTED]' });
+  Object.defineProperty(resolved, 'toJSON', { value: redacted, enumerable: false });
+  Object.defineProperty(resolved, Symbol.for('nodejs.util.inspect.custom'), {
+    value: (depth: number, inspectOptions: object, inspect: (value: unknown, options: object) => string) =>
+      inspect(redacted(), { ...inspectOptions, depth }),
+    enumerable: false,
+  });
+  return resolved;
 }
