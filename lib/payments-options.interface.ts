@@ -32,6 +32,12 @@ export interface PaymentsQueueOptions {
   concurrency?: number;
   /** Whether this instance runs a worker (an app may only enqueue). Default true. */
   worker?: boolean;
+  /** Longest wait for Redis to accept a job before the delivery is answered 503, in ms. Default 5000. */
+  enqueueTimeoutMs?: number;
+  /** Lock of a running job; a worker that dies loses it after this long, in ms. Default 30000. */
+  lockDurationMs?: number;
+  /** How often workers look for jobs whose worker died (stalled), in ms. Default 30000. */
+  stalledIntervalMs?: number;
 }
 
 export type PaymentsProcessingOptions = 'inline' | { queue: PaymentsQueueOptions };

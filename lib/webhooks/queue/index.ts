@@ -1,1 +1,4 @@
-export {};
+export * from './payment-event-job.interface.js';
+export * from './payment-event-job.error.js';
+export * from './payment-events.queue.js';
+export * from './payment-events-queue.processor.js';

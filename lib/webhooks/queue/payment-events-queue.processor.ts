@@ -1,0 +1,31 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { PaymentEvent } from '../payment-event.types.js';
+import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from '../payment-events-processor.interface.js';
+import { PAYMENTS_QUEUE_LOGGER, PaymentEventsQueue } from './payment-events.queue.js';
+
+/**
+ * The processor of `webhooks.processing: { queue }` ([W3]): after verification and parsing, the
+ * event becomes a BullMQ job (job id = event id) and the delivery is answered as soon as Redis has
+ * accepted it: 200 `enqueued`, or 200 `duplicate` when a job for that event already exists. When Redis
+ * does not accept it (down, or slower than `enqueueTimeoutMs`), 503 `queue_unavailable`: the service
+ * redelivers later, and nothing was lost. The handlers run in a worker (`PaymentEventsQueue`).
+ */
+@Injectable()
+export class PaymentEventsQueueProcessor implements PaymentEventsProcessor {
+  private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
+
+  constructor(private readonly queue: PaymentEventsQueue) {}
+
+  async process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult> {
+    try {
+      const outcome = await this.queue.enqueue(event, receivedAt);
+      this.logger.debug(`Event ${event.id} (${event.event}): ${outcome}`);
+      return { status: 200, outcome };
+    } catch (error) {
+      this.logger.error(
+        `Event ${event.id} (${event.event}) not enqueued, answered 503: ${error instanceof Error ? error.message : 'unknown error'}`,
+      );
+      return { status: 503, outcome: 'queue_unavailable' };
+    }
+  }
+}

@@ -1,0 +1,256 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  Optional,
+  type BeforeApplicationShutdown,
+  type OnApplicationShutdown,
+  type OnModuleInit,
+} from '@nestjs/common';
+// Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when queue mode is on.
+import type { Job, Queue, Worker } from 'bullmq';
+import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import { PAYMENTS_RESOLVED_OPTIONS } from '../../payments.constants.js';
+import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../../payments-options.interface.js';
+import type { PaymentEvent } from '../payment-event.types.js';
+import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
+import { PaymentEventJobError } from './payment-event-job.error.js';
+import type { FailedPaymentEvent, PaymentEventEnqueueOutcome, PaymentEventJobData } from './payment-event-job.interface.js';
+import { resolveQueueConnections, type DuplicableRedisClient } from './queue-connection.util.js';
+
+type ResolvedQueueOptions = Exclude<ResolvedWebhooksOptions['processing'], 'inline'>['queue'];
+
+/** Name of the Nest `Logger` of the queue and its worker. */
+export const PAYMENTS_QUEUE_LOGGER = 'PaymentsWebhooksQueue';
+
+/** Outcomes after which the worker throws, so BullMQ retries the job with backoff. */
+const RETRY_OUTCOMES: ReadonlySet<DispatchOutcome> = new Set<DispatchOutcome>(['failed', 'busy', 'store_unavailable']);
+
+/** Completed jobs kept at most this many (besides the age limit), to bound Redis memory. */
+const COMPLETED_JOBS_KEPT = 100_000;
+
+/**
+ * The BullMQ queue of verified events (`webhooks.processing: { queue }`), and the operator's view of
+ * it. Inject it to list the events whose handlers still failed after every attempt and to replay one:
+ *
+ * @example
+ * constructor(private readonly events: PaymentEventsQueue) {}
+ * const failed = await this.events.failed();        // [{ eventId, type, failedReason, attemptsMade, failedAt }]
+ * await this.events.replay(failed[0].eventId);       // back to the queue, with a fresh set of attempts
+ *
+ * Each job's id is the event id, so the queue itself refuses a second job for an event it still
+ * holds. Unless `worker: false`, this instance also runs a worker that dispatches each job to the
+ * `@OnPaymentEvent` handlers through the idempotency store (a handler that completed never runs again)
+ * and throws when one did not finish, so BullMQ retries it with the configured backoff. Exhausted jobs
+ * stay in the failed set. Completed jobs are kept for `retentionSeconds` (at most 100000 of them).
+ *
+ * In inline mode the service exists but holds no queue: its methods reject with a
+ * `PaymentsConfigurationError`.
+ */
+@Injectable()
+export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+  private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
+  private readonly settings: ResolvedQueueOptions | undefined;
+  private readonly retentionSeconds: number;
+  private queue: Queue<PaymentEventJobData> | undefined;
+  private worker: Worker<PaymentEventJobData> | undefined;
+  private owned: DuplicableRedisClient[] = [];
+  private starting: Promise<void> | undefined;
+
+  constructor(
+    @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
+    @Optional() private readonly dispatcher?: PaymentEventsDispatcher,
+  ) {
+    const webhooks = options.webhooks;
+    this.settings = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
+    this.retentionSeconds = webhooks ? webhooks.retentionSeconds : 259_200;
+  }
+
+  /** Whether queued processing is configured. */
+  get enabled(): boolean {
+    return this.settings !== undefined;
+  }
+
+  /** Name of the BullMQ queue, when queued processing is configured. */
+  get name(): string | undefined {
+    return this.settings?.name;
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (!this.settings) return;
+    this.starting ??= this.start(this.settings);
+    await this.starting;
+  }
+
+  /**
+   * Adds `event` as a job whose id is the event id, and resolves once Redis has accepted it.
+   * `'duplicate'` when a job for this event is already queued, running, completed (within its
+   * retention) or failed. Rejects when Redis does not accept it within `enqueueTimeoutMs`.
+   */
+  async enqueue(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventEnqueueOutcome> {
+    const { queue, settings } = this.ready();
+    return withTimeout(
+      (async (): Promise<PaymentEventEnqueueOutcome> => {
+        // The id check labels the answer; BullMQ's job id dedupes even when two deliveries race past it.
+        if ((await queue.getJobState(event.id)) !== 'unknown') return 'duplicate';
+        await queue.add(event.event, { event, receivedAt: receivedAt.toISOString() }, { jobId: event.id });
+        return 'enqueued';
+      })(),
+      settings.enqueueTimeoutMs,
+      `Redis did not accept event ${event.id} within ${settings.enqueueTimeoutMs} ms`,
+    );
+  }
+
+  /**
+   * Events whose handlers failed on every attempt, newest first. `start` / `end` are indexes into the
+   * failed set (inclusive, as BullMQ's `getFailed`); default the first 100.
+   */
+  async failed(start = 0, end = 99): Promise<FailedPaymentEvent[]> {
+    const { queue } = this.ready();
+    const jobs = await queue.getFailed(start, end);
+    return jobs.filter((job): job is Job<PaymentEventJobData> => job !== undefined && job !== null).map(toFailedEvent);
+  }
+
+  /** How many events are in the failed set. */
+  async failedCount(): Promise<number> {
+    return this.ready().queue.getFailedCount();
+  }
+
+  /**
+   * Moves the failed job of `eventId` back to the queue with a fresh set of attempts. Handlers that
+   * completed it before are skipped (the store remembers them); the others run again. Resolves to
+   * false when no failed job has that id.
+   */
+  async replay(eventId: string): Promise<boolean> {
+    const { queue } = this.ready();
+    const job = await queue.getJob(eventId);
+    if (!job || (await job.getState()) !== 'failed') return false;
+    await job.retry('failed', { resetAttemptsMade: true });
+    this.logger.log(`Replayed event ${eventId} (${job.name}) from the failed set`);
+    return true;
+  }
+
+  /** Stops taking jobs and lets the running ones finish, before the HTTP server closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker) await worker.close();
+  }
+
+  /** Closes the producer (no delivery can arrive any more) and the clients the module created. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.beforeApplicationShutdown();
+    const queue = this.queue;
+    this.queue = undefined;
+    if (queue) await queue.close();
+    const owned = this.owned;
+    this.owned = [];
+    await Promise.all(owned.map((client) => client.quit().catch(() => client.disconnect())));
+  }
+
+  private async start(settings: ResolvedQueueOptions): Promise<void> {
+    const bullmq = await import('bullmq').catch((error: unknown) => {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing.queue',
+        `needs the optional peer dependency bullmq, which could not be loaded (${error instanceof Error ? error.message : 'unknown error'})`,
+        'run `npm install bullmq ioredis`, or use processing: inline',
+      );
+    });
+    const connections = resolveQueueConnections(settings.connection, settings.worker);
+    this.owned = connections.owned;
+
+    this.queue = new bullmq.Queue<PaymentEventJobData>(settings.name, {
+      connection: connections.producer,
+      defaultJobOptions: {
+        attempts: settings.attempts,
+        backoff: settings.backoff,
+        // Exhausted jobs stay for an operator to inspect and replay.
+        removeOnFail: false,
+        // While a completed job exists its id dedupes redeliveries; after that the store still does.
+        removeOnComplete: { age: this.retentionSeconds, count: COMPLETED_JOBS_KEPT },
+      },
+    });
+    this.queue.on('error', (error) => this.logger.error(`Queue ${settings.name}: ${error.message}`));
+
+    if (!settings.worker) {
+      this.logger.log(`Queue ${settings.name}: enqueue only (worker: false)`);
+      return;
+    }
+    const dispatcher = this.dispatcher;
+    if (!dispatcher) {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing.queue.worker',
+        'is on, but the webhook receiver (and its dispatcher) is not registered',
+        'configure `webhooks`, or pass worker: false to only enqueue',
+      );
+    }
+    this.worker = new bullmq.Worker<PaymentEventJobData>(settings.name, (job) => this.run(dispatcher, job), {
+      connection: connections.worker,
+      concurrency: settings.concurrency,
+      lockDuration: settings.lockDurationMs,
+      stalledInterval: settings.stalledIntervalMs,
+      // One stall (a worker died mid-job) puts the job back; a second one fails it for an operator.
+      maxStalledCount: 1,
+    });
+    this.worker.on('error', (error) => this.logger.error(`Worker of ${settings.name}: ${error.message}`));
+    this.worker.on('failed', (job, error) => {
+      if (!job) return;
+      const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
+      const line = `Event ${job.id} (${job.name}) attempt ${job.attemptsMade}: ${error.message}`;
+      if (exhausted) this.logger.error(`${line}; attempts exhausted, kept in the failed set`);
+      else this.logger.warn(`${line}; will retry`);
+    });
+    this.logger.log(`Queue ${settings.name}: worker started (concurrency ${settings.concurrency})`);
+  }
+
+  /** The worker's job: dispatch with per-handler claims, and throw unless every handler finished. */
+  private async run(dispatcher: PaymentEventsDispatcher, job: Job<PaymentEventJobData>): Promise<{ outcome: DispatchOutcome }> {
+    const { event, receivedAt } = job.data;
+    const result = await dispatcher.dispatch(event, { receivedAt: new Date(receivedAt), deliveryAttempt: job.attemptsMade + 1 });
+    if (RETRY_OUTCOMES.has(result.outcome)) throw PaymentEventJobError.of(event, result);
+    return { outcome: result.outcome };
+  }
+
+  private ready(): { queue: Queue<PaymentEventJobData>; settings: ResolvedQueueOptions } {
+    if (!this.settings) {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing',
+        "is 'inline', so there is no queue to inspect",
+        'set webhooks.processing to { queue: { connection } } to process events through BullMQ',
+      );
+    }
+    if (!this.queue) {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing.queue',
+        'is not started yet (or already closed)',
+        'use PaymentEventsQueue after the application has initialised (app.init() / app.listen())',
+      );
+    }
+    return { queue: this.queue, settings: this.settings };
+  }
+}
+
+function toFailedEvent(job: Job<PaymentEventJobData>): FailedPaymentEvent {
+  return {
+    eventId: String(job.id),
+    type: job.data?.event?.event ?? job.name,
+    failedReason: job.failedReason ?? '',
+    attemptsMade: job.attemptsMade,
+    failedAt: job.finishedOn ? new Date(job.finishedOn) : undefined,
+  };
+}
+
+/** Rejects with `message` if `promise` has not settled within `ms` (the timer never keeps the process alive). */
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

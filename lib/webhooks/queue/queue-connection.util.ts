@@ -1,0 +1,64 @@
+import type { PaymentsQueueConnection } from '../../payments-options.interface.js';
+
+/** An ioredis client (`Redis` or `Cluster`) as far as the queue needs it. */
+export interface DuplicableRedisClient {
+  /** `Redis.duplicate(options)`; `Cluster.duplicate(startupNodes, options)`. */
+  duplicate(...args: unknown[]): DuplicableRedisClient;
+  isCluster?: boolean;
+  options?: { redisOptions?: Record<string, unknown> };
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  status?: string;
+}
+
+/** Whether `connection` is a client (the user's; never closed by the module) rather than ioredis options. */
+export function isRedisClient(connection: PaymentsQueueConnection): connection is DuplicableRedisClient {
+  const candidate = connection as Partial<DuplicableRedisClient>;
+  return typeof candidate.duplicate === 'function' && typeof candidate.quit === 'function';
+}
+
+/**
+ * The connections of one queue. Producer and worker each get their own: the producer fails fast when
+ * Redis is unreachable (`enableOfflineQueue: false`, so a delivery is answered 503 instead of
+ * waiting), while a worker blocks on Redis and must never give up (`maxRetriesPerRequest: null`, which
+ * BullMQ requires). Clients the module creates by duplicating the user's client are in `owned` and
+ * closed on shutdown; the user's own client never is.
+ */
+export interface QueueConnections {
+  producer: object;
+  worker: object;
+  owned: DuplicableRedisClient[];
+}
+
+/** Builds the producer and worker connections from the user's client or options. */
+export function resolveQueueConnections(connection: PaymentsQueueConnection, withWorker: boolean): QueueConnections {
+  if (isRedisClient(connection)) {
+    const producer = duplicate(connection, { enableOfflineQueue: false });
+    const owned = [producer];
+    let worker: object = connection;
+    if (withWorker) {
+      const workerClient = duplicate(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+      owned.push(workerClient);
+      worker = workerClient;
+    }
+    return { producer, worker, owned };
+  }
+  // Options: BullMQ creates (and on close, quits) the clients itself.
+  return {
+    producer: { ...connection, enableOfflineQueue: false },
+    worker: { ...connection, maxRetriesPerRequest: null, enableOfflineQueue: true },
+    owned: [],
+  };
+}
+
+/** `duplicate` with overrides, for a standalone client or a Cluster (whose node options are nested). */
+function duplicate(client: DuplicableRedisClient, override: Record<string, unknown>): DuplicableRedisClient {
+  if (client.isCluster === true) {
+    const { maxRetriesPerRequest, ...clusterOverride } = override;
+    const redisOptions = { ...client.options?.redisOptions };
+    if ('maxRetriesPerRequest' in override) redisOptions.maxRetriesPerRequest = maxRetriesPerRequest;
+    return client.duplicate([], { ...clusterOverride, redisOptions });
+  }
+  return client.duplicate(override);
+}
