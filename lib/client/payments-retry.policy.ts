@@ -47,6 +47,8 @@ export function parseRetryAfterMs(value: unknown, nowMs: number): number | undef
   const text = String(raw).trim();
   if (text === '') return undefined;
   if (/^\d+(\.\d+)?$/.test(text)) return Number(text) * 1000;
+  // An HTTP date names its month (`Wed, 21 Oct 2026 07:28:00 GMT`); anything else is unreadable.
+  if (!/[A-Za-z]{3}/.test(text)) return undefined;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, at - nowMs);
