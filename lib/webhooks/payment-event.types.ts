@@ -89,3 +89,31 @@ export interface PaymentEventContext {
   /** When the delivery carrying this event was received. */
   receivedAt: Date;
 }
+
+/**
+ * The documented event names at runtime (the `PaymentEventTypeMap` keys the reference lists). Wildcards
+ * expand against these plus any name a handler subscribes to by its exact name (declaration merging).
+ */
+export const PAYMENT_EVENT_TYPES: readonly PaymentEventType[] = Object.freeze([
+  'payment_intent.succeeded',
+  'payment_intent.cancelled',
+  'payment_intent.errored_authorization',
+  'payment_intent.errored_capture',
+  'payment_intent.errored_sale',
+  'payment_intent.requires_payment_method',
+  'payment_intent.requires_confirmation',
+  'payment_intent.requires_capture',
+  'payment_intent.requires_review',
+  'setup_intent.succeeded',
+  'setup_intent.failed',
+  'setup_intent.errored',
+  'setup_intent.cancelled',
+  'charge.succeeded',
+  'charge.requires_capture',
+] satisfies PaymentEventType[]);
+
+/** The signature every `@OnPaymentEvent` method must be callable with, for the patterns `P`. */
+export type PaymentEventHandlerFn<P extends PaymentEventPattern = PaymentEventPattern> = (
+  event: PaymentEvent<PaymentEventTypesOf<P>>,
+  ctx: PaymentEventContext,
+) => unknown;

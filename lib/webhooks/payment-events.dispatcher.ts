@@ -1,0 +1,159 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { PaymentsService } from '../client/payments.service.js';
+import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
+import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import type { PaymentsRuntime } from '../payments.runtime.js';
+import { createPaymentEventContext, type PaymentIntentsRetriever } from './payment-event.context.js';
+import type { PaymentEvent } from './payment-event.types.js';
+import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './payment-events.registry.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import { IdempotencyStore } from './stores/idempotency-store.interface.js';
+
+/** How one handler fared with one event. */
+export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
+
+/** One handler's line of a `DispatchResult`. */
+export interface DispatchHandlerResult {
+  /** `ClassName.methodName`. */
+  handler: string;
+  status: DispatchHandlerStatus;
+  /** How long the handler ran, when it ran. */
+  durationMs?: number;
+  /** What the handler (status `failed`) or the store (status `store_unavailable`) threw. */
+  error?: unknown;
+}
+
+/**
+ * Outcome of one event:
+ * - `handled`: every bound handler ran now or earlier;
+ * - `duplicate`: every bound handler had already completed (a redelivery);
+ * - `busy`: a handler is being run by a concurrent delivery (answer 409);
+ * - `failed`: a handler threw; its claim was released so a redelivery runs it (answer 500);
+ * - `unhandled`: no handler is bound to the event type (answer 200);
+ * - `store_unavailable`: the idempotency store failed; nothing ran without a claim (answer 503).
+ */
+export type DispatchOutcome = 'handled' | 'duplicate' | 'busy' | 'failed' | 'unhandled' | 'store_unavailable';
+
+/** What `PaymentEventsDispatcher.dispatch` returns. */
+export interface DispatchResult {
+  outcome: DispatchOutcome;
+  handlers: DispatchHandlerResult[];
+}
+
+/** Facts about the delivery (or queued job) carrying the event. */
+export interface DispatchMeta {
+  receivedAt: Date;
+  /** The queue's attempt number, when a worker dispatches. The store's claim count is used if higher. */
+  deliveryAttempt?: number;
+}
+
+/**
+ * Runs the handlers bound to a verified event, each at most once per event id: for each handler it
+ * claims `${event.id}:${handlerId}` in the `IdempotencyStore`, runs the handler only if it got the
+ * claim, and completes (success) or releases (failure) it. Handlers of one event run concurrently and
+ * in isolation: one failing does not stop the others. Used inline by the controller and by the queue
+ * worker.
+ */
+@Injectable()
+export class PaymentEventsDispatcher {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly leaseMs: number;
+  private readonly retentionMs: number;
+
+  constructor(
+    private readonly registry: PaymentEventsRegistry,
+    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
+    @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
+    @Inject(PaymentsService) private readonly client: PaymentIntentsRetriever,
+  ) {
+    const webhooks = options.webhooks;
+    this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
+    this.retentionMs = (webhooks ? webhooks.retentionSeconds : 259_200) * 1000;
+  }
+
+  /** Runs every handler bound to `event` that has not completed it yet, and sums up what happened. */
+  async dispatch(event: PaymentEvent, meta: { receivedAt: Date; deliveryAttempt?: number }): Promise<DispatchResult> {
+    const handlers = this.registry.handlersFor(event.event);
+    if (handlers.length === 0) {
+      this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
+      return { outcome: 'unhandled', handlers: [] };
+    }
+    const results = await Promise.all(handlers.map((handler) => this.runOne(handler, event, meta)));
+    const outcome = aggregate(results);
+    if (outcome === 'duplicate') {
+      this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
+    }
+    return { outcome, handlers: results };
+  }
+
+  /** Claim, run, then complete or release one handler. Never rejects. */
+  protected async runOne(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    meta: DispatchMeta,
+  ): Promise<DispatchHandlerResult> {
+    const key = `${event.id}:${handler.id}`;
+    const where = `event ${event.id} (${event.event}) handler ${handler.id}`;
+    let claim;
+    try {
+      claim = await this.store.claim(key, this.leaseMs);
+    } catch (error) {
+      this.logger.error(`Idempotency store unavailable while claiming ${where}: not run (${describe(error)})`);
+      return { handler: handler.id, status: 'store_unavailable', error };
+    }
+    if (claim.status === 'done') {
+      this.logger.debug(`Skipped ${where}: already completed`);
+      return { handler: handler.id, status: 'skipped' };
+    }
+    if (claim.status === 'busy') {
+      this.logger.warn(`Busy ${where}: a concurrent delivery is running it`);
+      return { handler: handler.id, status: 'busy' };
+    }
+
+    const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
+    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt);
+    const started = this.runtime.now();
+    try {
+      await handler.invoke(event, ctx);
+    } catch (error) {
+      const durationMs = this.runtime.now() - started;
+      this.logger.error(
+        `Failed ${where} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; claim released for redelivery`,
+        error instanceof Error ? error.stack : undefined,
+      );
+      try {
+        await this.store.release(key, claim.token);
+      } catch (releaseError) {
+        // The lease then expires after claimTtlSeconds and a later delivery runs the handler again.
+        this.logger.error(`Could not release the claim of ${where}: ${describe(releaseError)}`);
+      }
+      return { handler: handler.id, status: 'failed', durationMs, error };
+    }
+    const durationMs = this.runtime.now() - started;
+    try {
+      await this.store.complete(key, claim.token, this.retentionMs);
+    } catch (error) {
+      // The handler ran but its completion is not recorded: answer 503 so the service retries. The
+      // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
+      this.logger.error(`Handled ${where} in ${durationMs} ms, but the store could not record it: ${describe(error)}`);
+      return { handler: handler.id, status: 'store_unavailable', durationMs, error };
+    }
+    this.logger.log(`Handled ${where} in ${durationMs} ms (attempt ${attempt})`);
+    return { handler: handler.id, status: 'done', durationMs };
+  }
+}
+
+function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
+  if (results.some((r) => r.status === 'store_unavailable')) return 'store_unavailable';
+  if (results.some((r) => r.status === 'failed')) return 'failed';
+  if (results.some((r) => r.status === 'busy')) return 'busy';
+  if (results.every((r) => r.status === 'skipped')) return 'duplicate';
+  return 'handled';
+}
+
+/** Name and message of an error, for a log line (handlers' errors are the merchant's own text). */
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error;
+}

@@ -1,0 +1,111 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { PAYMENTS_WEBHOOKS_PATH } from '../payments.constants.js';
+import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
+import { PaymentEventsRegistry } from './payment-events.registry.js';
+import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+
+type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
+
+/**
+ * Walks every provider and controller at boot and registers each `@OnPaymentEvent` method in the
+ * `PaymentEventsRegistry`. Wrappers without an instance and aliases are skipped; the class is read
+ * from the instance, so `useValue` and `useFactory` providers are found. Request-scoped and transient
+ * providers cannot receive events (there is no request to resolve them in), so they are skipped with a
+ * warning.
+ */
+@Injectable()
+export class PaymentEventsExplorer implements OnModuleInit {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
+    private readonly accessor: PaymentEventsMetadataAccessor,
+    private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
+  ) {}
+
+  onModuleInit(): void {
+    this.explore();
+    this.logRoutes();
+  }
+
+  /** Registers the handlers of every discovered provider and controller. */
+  explore(): void {
+    const seen = new Set<unknown>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      this.exploreWrapper(wrapper, seen);
+    }
+  }
+
+  protected exploreWrapper(wrapper: DiscoveredWrapper, seen: Set<unknown>): void {
+    if (wrapper.isAlias) return;
+    const { instance } = wrapper;
+    if (!instance || typeof instance !== 'object') {
+      // A provider without an instance may still be a scoped class that declares handlers: say why it is ignored.
+      this.warnIfScoped(wrapper);
+      return;
+    }
+    if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+      this.warnIfScoped(wrapper);
+      return;
+    }
+    if (seen.has(instance)) return;
+    seen.add(instance);
+    const prototype = Object.getPrototypeOf(instance) as object | null;
+    if (!prototype) return;
+    const className = (instance as object).constructor?.name || String(wrapper.name);
+    for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
+      const method = (instance as Record<string, unknown>)[methodName];
+      const patterns = this.accessor.getEventPatterns(method);
+      if (!patterns) continue;
+      const id = `${className}.${methodName}`;
+      const registered = this.registry.register({
+        id,
+        patterns,
+        invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
+          (method as (event: PaymentEvent, ctx: PaymentEventContext) => unknown).call(instance, event, ctx),
+      });
+      if (!registered) {
+        this.logger.warn(
+          `Handler ${id} is declared by two instances of ${className}; only the first receives events (the handler id is part of the idempotency key, so two would share one claim)`,
+        );
+      }
+    }
+  }
+
+  private warnIfScoped(wrapper: DiscoveredWrapper): void {
+    const metatype = wrapper.metatype;
+    const prototype =
+      typeof metatype === 'function' && metatype.prototype ? (metatype.prototype as object) : (wrapper.instance as object | undefined);
+    if (!prototype || typeof prototype !== 'object') return;
+    const hasHandlers = this.metadataScanner
+      .getAllMethodNames(prototype)
+      .some((name) => this.accessor.getEventPatterns((prototype as Record<string, unknown>)[name]) !== undefined);
+    if (hasHandlers) {
+      const name = typeof metatype === 'function' ? metatype.name : String(wrapper.name);
+      this.logger.warn(
+        `${name} is request-scoped or transient, so its @OnPaymentEvent handlers are ignored: webhook deliveries need a singleton. Make ${name} a default-scoped provider (or move the handlers to one).`,
+      );
+    }
+  }
+
+  private logRoutes(): void {
+    const handlers = this.registry.handlers();
+    if (this.webhooksPath === false) {
+      if (handlers.length > 0) this.logger.log(`No webhook route registered; ${handlers.length} handler(s) known (queued processing or another instance receives)`);
+      return;
+    }
+    this.logger.log(`Receiving webhooks at POST /${this.webhooksPath}`);
+    const types = this.registry.handledEventTypes();
+    if (types.length === 0) {
+      this.logger.warn('No @OnPaymentEvent handler found: every verified event will be acknowledged and ignored');
+      return;
+    }
+    for (const type of types) {
+      this.logger.log(`${type} -> ${this.registry.handlersFor(type).map((handler) => handler.id).join(', ')}`);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import {
+  PAYMENT_EVENT_TYPES,
+  type PaymentEvent,
+  type PaymentEventContext,
+  type PaymentEventPattern,
+  type PaymentEventType,
+} from './payment-event.types.js';
+
+/** One `@OnPaymentEvent` method, as discovered at boot. */
+export interface PaymentEventHandlerRegistration {
+  /**
+   * `ClassName.methodName`: stable across instances and restarts, because it is part of the
+   * idempotency key (`${event.id}:${handlerId}`). Renaming a handler makes redeliveries run it again.
+   */
+  readonly id: string;
+  /** The patterns the method was decorated with. */
+  readonly patterns: readonly PaymentEventPattern[];
+  /** Calls the method on its instance. */
+  readonly invoke: (event: PaymentEvent, ctx: PaymentEventContext) => unknown;
+}
+
+const isWildcard = (pattern: PaymentEventPattern): boolean => pattern === '*' || pattern.endsWith('.*');
+
+/**
+ * Which handlers listen to which events. Filled at boot by the explorer; inject it to subscribe your
+ * webhook endpoint to exactly the events your app handles (the reference asks merchants to subscribe
+ * only to those).
+ *
+ * @example
+ * await payments.webhookEndpoints.create({ url, events: registry.handledEventTypes() });
+ */
+@Injectable()
+export class PaymentEventsRegistry {
+  readonly #handlers: PaymentEventHandlerRegistration[] = [];
+
+  /** Adds a handler. Returns false (and adds nothing) when a handler with the same id exists. */
+  register(handler: PaymentEventHandlerRegistration): boolean {
+    if (this.#handlers.some((existing) => existing.id === handler.id)) return false;
+    this.#handlers.push(Object.freeze({ ...handler, patterns: Object.freeze([...handler.patterns]) }));
+    return true;
+  }
+
+  /** Every registered handler, in discovery order. */
+  handlers(): readonly PaymentEventHandlerRegistration[] {
+    return [...this.#handlers];
+  }
+
+  /**
+   * Event names at least one handler listens to, sorted. Wildcards are expanded against the known
+   * names (the documented ones, plus names subscribed to exactly, e.g. added by declaration merging);
+   * `'*'` stands for all of them.
+   */
+  handledEventTypes(): PaymentEventType[] {
+    return this.knownEventTypes().filter((type) => this.handlersFor(type).length > 0).sort();
+  }
+
+  /**
+   * Handlers bound to `type`. A wildcard matches only known names, so an undocumented name that no
+   * handler names exactly reaches no handler (it is answered 200 and logged at debug).
+   */
+  handlersFor(type: string): PaymentEventHandlerRegistration[] {
+    const known = this.knownEventTypes().includes(type as PaymentEventType);
+    return this.#handlers.filter((handler) => handler.patterns.some((pattern) => matches(pattern, type, known)));
+  }
+
+  private knownEventTypes(): PaymentEventType[] {
+    const names = new Set<string>(PAYMENT_EVENT_TYPES);
+    for (const handler of this.#handlers) {
+      for (const pattern of handler.patterns) {
+        if (!isWildcard(pattern)) names.add(pattern);
+      }
+    }
+    return [...names] as PaymentEventType[];
+  }
+}
+
+function matches(pattern: PaymentEventPattern, type: string, known: boolean): boolean {
+  if (pattern === type) return true;
+  if (!known) return false;
+  if (pattern === '*') return true;
+  return pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1));
+}

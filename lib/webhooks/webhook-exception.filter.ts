@@ -1,0 +1,35 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import { WebhookRejectionException } from './webhook-rejection.exception.js';
+
+/**
+ * Scoped to the webhook controller, so it runs before any global filter of the host app: refused
+ * deliveries keep the status of DESIGN.md's table and a body of `{ received: false, error }`, and an
+ * unexpected error answers a bare 500 (the service retries) without leaking its message.
+ */
+@Catch()
+export class WebhookExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const response = host.switchToHttp().getResponse<unknown>();
+    const adapter = this.adapterHost.httpAdapter;
+    if (exception instanceof WebhookRejectionException) {
+      adapter.reply(response, exception.getResponse(), exception.getStatus());
+      return;
+    }
+    if (exception instanceof HttpException) {
+      // Thrown by something of the host on this route (a global guard or pipe): keep its status.
+      adapter.reply(response, { received: false, error: 'rejected' }, exception.getStatus());
+      return;
+    }
+    this.logger.error(
+      `Webhook delivery failed with 500 internal_error: ${exception instanceof Error ? `${exception.name}: ${exception.message}` : typeof exception}`,
+      exception instanceof Error ? exception.stack : undefined,
+    );
+    adapter.reply(response, { received: false, error: 'internal_error' }, 500);
+  }
+}

@@ -1,0 +1,45 @@
+import type { PaymentEvent } from './payment-event.types.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Why a verified body is not a WebhookEventPayload. */
+export type WebhookPayloadProblem = 'invalid_json' | 'invalid_payload';
+
+/** Result of `parseWebhookPayload`. */
+export type WebhookPayloadParseResult =
+  | { ok: true; event: PaymentEvent }
+  | { ok: false; problem: WebhookPayloadProblem; detail: string };
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+};
+
+/**
+ * Parses the raw bytes of a delivery, after its signature was verified, into a WebhookEventPayload:
+ * `id` and `webhook_id` UUIDs, `event` a non-empty string, `data` an object, `metadata` an object or
+ * null (absent is read as null). Other fields are kept. `detail` names the failing field, never its value.
+ */
+export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult {
+  let value: unknown;
+  try {
+    value = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    return { ok: false, problem: 'invalid_json', detail: 'body is not JSON' };
+  }
+  if (!isPlainObject(value)) return { ok: false, problem: 'invalid_payload', detail: 'body is not a JSON object' };
+  const { id, webhook_id: webhookId, event, data, metadata } = value;
+  if (typeof id !== 'string' || !UUID_RE.test(id)) return { ok: false, problem: 'invalid_payload', detail: 'id is not a UUID' };
+  if (typeof webhookId !== 'string' || !UUID_RE.test(webhookId)) {
+    return { ok: false, problem: 'invalid_payload', detail: 'webhook_id is not a UUID' };
+  }
+  if (typeof event !== 'string' || event.trim() === '') return { ok: false, problem: 'invalid_payload', detail: 'event is not a non-empty string' };
+  if (!isPlainObject(data)) return { ok: false, problem: 'invalid_payload', detail: 'data is not an object' };
+  // An absent `metadata` is read as null: refusing it would make the service retry a valid event forever.
+  if (metadata !== undefined && metadata !== null && !isPlainObject(metadata)) {
+    return { ok: false, problem: 'invalid_payload', detail: 'metadata is neither an object nor null' };
+  }
+  if (metadata === undefined) value.metadata = null;
+  return { ok: true, event: value as unknown as PaymentEvent };
+}

@@ -1,0 +1,128 @@
+import { Inject, Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
+import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../payments-options.interface.js';
+import type { PaymentsRuntime } from '../payments.runtime.js';
+import type { PaymentEvent } from './payment-event.types.js';
+import { PAYMENTS_WEBHOOKS_LOGGER, RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
+import { parseWebhookPayload } from './webhook-payload.parser.js';
+import { WebhookRejectionException } from './webhook-rejection.exception.js';
+import type { WebhookVerificationResult } from './verifiers/webhook-verifier.interface.js';
+
+/** Where the guard leaves the verified event and the reception time on the request. */
+const VERIFIED_DELIVERY = Symbol('payments:verified_delivery');
+
+/** A delivery that passed the guard. */
+export interface VerifiedWebhookDelivery {
+  event: PaymentEvent;
+  receivedAt: Date;
+}
+
+/** The request, as much of it as the guard reads; Express and Fastify requests both fit. */
+export interface WebhookRequestLike {
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  rawBody?: unknown;
+  secure?: boolean;
+  protocol?: string;
+  [VERIFIED_DELIVERY]?: VerifiedWebhookDelivery;
+}
+
+/** The delivery the guard verified for this request, or `undefined` if it did not run. */
+export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDelivery | undefined {
+  return (request as WebhookRequestLike)[VERIFIED_DELIVERY];
+}
+
+/**
+ * Lets a webhook delivery through only once it is proven to come from the service, in this order:
+ * HTTPS when required (403) -> size (413) -> raw body present (500, with a log line naming the fix) ->
+ * the configured verifier over the RAW bytes (401) -> JSON and WebhookEventPayload shape (400) ->
+ * `webhook_id` among `endpointIds` (401). Nothing is parsed, stored or run before the signature is
+ * verified. Override the protected hooks to adapt one step.
+ */
+@Injectable()
+export class WebhookSignatureGuard implements CanActivate {
+  protected readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+
+  constructor(
+    @Inject(PAYMENTS_RESOLVED_OPTIONS) protected readonly options: ResolvedPaymentsOptions,
+    @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<WebhookRequestLike>();
+    const receivedAt = new Date(this.runtime.now());
+    const webhooks = this.options.webhooks;
+    if (webhooks === false) {
+      // The route exists (static `webhooksPath`) but the options factory turned webhooks off.
+      this.reject(404, 'webhooks_disabled', 'webhooks are disabled by the module options');
+    }
+
+    if (webhooks.requireHttps && !this.isSecure(request)) {
+      this.reject(403, 'https_required', 'plain HTTP while webhooks.requireHttps is on (behind a proxy, enable trust proxy)');
+    }
+    const declared = this.declaredLength(request);
+    if (declared !== undefined && declared > webhooks.maxBodyBytes) {
+      this.reject(413, 'payload_too_large', `Content-Length ${declared} > maxBodyBytes ${webhooks.maxBodyBytes}`);
+    }
+    const rawBody = this.getRawBody(request);
+    if (!rawBody) {
+      this.logger.error(RAW_BODY_MISSING_MESSAGE);
+      throw new WebhookRejectionException(500, 'raw_body_unavailable');
+    }
+    if (rawBody.length > webhooks.maxBodyBytes) {
+      this.reject(413, 'payload_too_large', `body of ${rawBody.length} bytes > maxBodyBytes ${webhooks.maxBodyBytes}`);
+    }
+
+    const verification = await this.verify(webhooks, rawBody, request);
+    if (!verification.valid) this.reject(401, 'invalid_signature', verification.reason);
+
+    const parsed = parseWebhookPayload(rawBody);
+    if (!parsed.ok) this.reject(400, parsed.problem, parsed.detail);
+    const { event } = parsed;
+
+    if (!this.isEndpointAllowed(webhooks, event)) {
+      this.reject(401, 'unknown_endpoint', `webhook_id of event ${event.id} is not in endpointIds`);
+    }
+    request[VERIFIED_DELIVERY] = { event, receivedAt };
+    this.logger.debug(`Received event ${event.id} (${event.event})`);
+    return true;
+  }
+
+  /** True when the request came over HTTPS; honours X-Forwarded-Proto only if the app trusts its proxy. */
+  protected isSecure(request: WebhookRequestLike): boolean {
+    // Express: req.secure / req.protocol follow `app.set('trust proxy', ...)`; Fastify: request.protocol
+    // follows the `trustProxy` option. Neither reads X-Forwarded-Proto from an untrusted peer.
+    return request.secure === true || request.protocol === 'https';
+  }
+
+  /** The bytes exactly as received: `rawBody: true` (Express, Fastify) or the module's middleware. */
+  protected getRawBody(request: WebhookRequestLike): Buffer | undefined {
+    return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
+  }
+
+  /** Runs the configured verifier; a verifier that throws counts as a failed verification. */
+  protected async verify(webhooks: ResolvedWebhooksOptions, rawBody: Buffer, request: WebhookRequestLike): Promise<WebhookVerificationResult> {
+    try {
+      return await webhooks.verifier.verify({ rawBody, headers: request.headers });
+    } catch (error) {
+      return { valid: false, reason: `verifier threw ${error instanceof Error ? error.name : typeof error}` };
+    }
+  }
+
+  /** `webhook_id` among `endpointIds` (case-insensitive), or any when `endpointIds` is not set. */
+  protected isEndpointAllowed(webhooks: ResolvedWebhooksOptions, event: PaymentEvent): boolean {
+    return webhooks.endpointIds === undefined || webhooks.endpointIds.has(event.webhook_id.toLowerCase());
+  }
+
+  /** Logs the refusal (reason code and a detail free of header values and secrets) and throws it. */
+  protected reject(status: number, reason: WebhookRejectionReason, detail: string): never {
+    this.logger.warn(`Rejected delivery with ${status} ${reason}: ${detail}`);
+    throw new WebhookRejectionException(status, reason);
+  }
+
+  private declaredLength(request: WebhookRequestLike): number | undefined {
+    const header = request.headers['content-length'];
+    const value = Array.isArray(header) ? header[0] : header;
+    if (value === undefined || !/^\d+$/.test(value)) return undefined;
+    return Number(value);
+  }
+}
