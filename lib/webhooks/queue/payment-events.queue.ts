@@ -146,7 +146,10 @@ export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdo
     if (queue) await queue.close();
     const owned = this.owned;
     this.owned = [];
-    await Promise.all(owned.map((client) => client.quit().catch(() => client.disconnect())));
+    await Promise.all(
+      // QUIT needs a live connection; one that is down or reconnecting is just stopped.
+      owned.map(async (client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())),
+    );
   }
 
   private async start(settings: ResolvedQueueOptions): Promise<void> {
