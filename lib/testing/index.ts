@@ -1,2 +1,3 @@
 export * from './sign-webhook.js';
 export * from './create-payment-event.js';
+export * from './simulator/index.js';

@@ -1,0 +1,121 @@
+/** `rateLimit` modes: the next N API requests, or a steady fraction of them, answer 429. */
+export type RateLimitRule =
+  | { next: number; retryAfterSeconds?: number }
+  | { ratio: number; retryAfterSeconds?: number };
+
+/** Order in which held (or batched) deliveries are started. */
+export type DeliveryOrder = 'fifo' | 'reverse' | 'shuffle';
+
+/**
+ * Misbehaviours of the service a test can switch on: throttling, duplicate deliveries, out-of-order
+ * deliveries, delayed deliveries. Reached as `simulator.controls`.
+ */
+export class SimulatorControls {
+  #rate: { kind: 'next'; left: number; retryAfter: number } | { kind: 'ratio'; ratio: number; seen: number; retryAfter: number } | undefined;
+  #duplicates = { copies: 1, mode: 'concurrent' as 'concurrent' | 'sequential' };
+  #delayMs = 0;
+  #batchOrder: DeliveryOrder | undefined;
+  #holding = false;
+
+  /** @internal Called by the simulator when controls change the delivery state. */
+  onRelease: (order: DeliveryOrder) => void = () => undefined;
+
+  /**
+   * Answers API requests with 429 and `Retry-After` (default 1 s): the next `next` requests, or a
+   * steady `ratio` of them (deterministic: with 0.5, every second request). `false` turns it off.
+   */
+  rateLimit(rule: RateLimitRule | false): this {
+    if (rule === false) {
+      this.#rate = undefined;
+      return this;
+    }
+    const retryAfter = rule.retryAfterSeconds ?? 1;
+    if (!Number.isInteger(retryAfter) || retryAfter < 0) throw new RangeError('retryAfterSeconds must be an integer >= 0');
+    if ('next' in rule) {
+      if (!Number.isInteger(rule.next) || rule.next < 0) throw new RangeError('next must be an integer >= 0');
+      this.#rate = { kind: 'next', left: rule.next, retryAfter };
+    } else {
+      if (!(rule.ratio >= 0 && rule.ratio <= 1)) throw new RangeError('ratio must be between 0 and 1');
+      this.#rate = { kind: 'ratio', ratio: rule.ratio, seen: 0, retryAfter };
+    }
+    return this;
+  }
+
+  /** Sends every delivery `copies` times (each copy its own WebhookRequest, same event id), at once or one after the other. */
+  duplicateDeliveries(copies: number, mode: 'concurrent' | 'sequential' = 'concurrent'): this {
+    if (!Number.isInteger(copies) || copies < 1) throw new RangeError('copies must be an integer >= 1');
+    this.#duplicates = { copies, mode };
+    return this;
+  }
+
+  /** Waits `ms` before the first attempt of every new delivery. */
+  delayDeliveries(ms: number): this {
+    if (!(ms >= 0)) throw new RangeError('ms must be >= 0');
+    this.#delayMs = ms;
+    return this;
+  }
+
+  /**
+   * Delivers the events of one batch (e.g. `payment_intent.succeeded` + `charge.succeeded` of one
+   * confirm) one after the other in this order ('reverse': last event first). `false`: all at once.
+   */
+  outOfOrder(order: DeliveryOrder | false): this {
+    this.#batchOrder = order === false ? undefined : order;
+    return this;
+  }
+
+  /** Holds every new delivery until `release()`, to build a backlog. */
+  hold(): this {
+    this.#holding = true;
+    return this;
+  }
+
+  /** Stops holding and starts the held deliveries one after the other, in `order` (default 'fifo'). */
+  release(order: DeliveryOrder = 'fifo'): this {
+    this.#holding = false;
+    this.onRelease(order);
+    return this;
+  }
+
+  /** Turns every control off (held deliveries are released in fifo order). */
+  reset(): this {
+    this.#rate = undefined;
+    this.#duplicates = { copies: 1, mode: 'concurrent' };
+    this.#delayMs = 0;
+    this.#batchOrder = undefined;
+    if (this.#holding) this.release('fifo');
+    return this;
+  }
+
+  /** @internal Whether this API request is throttled; returns the Retry-After seconds if so. */
+  takeRateLimit(): number | undefined {
+    const rate = this.#rate;
+    if (rate === undefined) return undefined;
+    if (rate.kind === 'next') {
+      if (rate.left <= 0) return undefined;
+      rate.left -= 1;
+      return rate.retryAfter;
+    }
+    // Deterministic spread: the n-th request is throttled when floor(n * ratio) steps up.
+    const before = Math.floor(rate.seen * rate.ratio);
+    rate.seen += 1;
+    return Math.floor(rate.seen * rate.ratio) > before ? rate.retryAfter : undefined;
+  }
+
+  /** @internal */
+  get duplicates(): { copies: number; mode: 'concurrent' | 'sequential' } {
+    return this.#duplicates;
+  }
+  /** @internal */
+  get delayMs(): number {
+    return this.#delayMs;
+  }
+  /** @internal */
+  get batchOrder(): DeliveryOrder | undefined {
+    return this.#batchOrder;
+  }
+  /** @internal */
+  get holding(): boolean {
+    return this.#holding;
+  }
+}

@@ -1,0 +1,345 @@
+import { randomUUID } from 'node:crypto';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { DeliveryOrder, SimulatorControls } from './simulator-controls.js';
+import type { SimulatedWebhookAttempt, SimulatedWebhookRequest } from './payments-simulator.options.js';
+
+/** The endpoint a delivery goes to. */
+export interface DeliveryTarget {
+  id: string;
+  url: string;
+  secret: string;
+  account: string;
+}
+
+/** One event of a batch and the endpoints subscribed to it. */
+export interface DeliveryBatchItem {
+  eventId: string;
+  event: string;
+  /** Builds the body for one endpoint (its `webhook_id` differs); serialised once, sent as is on every attempt. */
+  bodyFor(target: DeliveryTarget): string;
+  targets: DeliveryTarget[];
+}
+
+export interface DeliveryEngineDeps {
+  /** Signs one attempt: headers for this body, secret, message id and unix-seconds timestamp. */
+  sign(rawBody: string, secret: string, msgId: string, timestampSeconds: number): Record<string, string>;
+  retrySchedule: readonly number[];
+  timeoutMs: number;
+  now(): number;
+  random(): number;
+  controls: SimulatorControls;
+}
+
+interface RequestState {
+  record: SimulatedWebhookRequest;
+  attempts: SimulatedWebhookAttempt[];
+  target: DeliveryTarget;
+  /** Attempts since the request was created or last resent (the retry schedule restarts on resend). */
+  seriesAttempts: number;
+  retryTimer: NodeJS.Timeout | undefined;
+}
+
+/** Requests started one after the other (copies of a sequential duplicate). */
+type Unit = RequestState[];
+
+type PostOutcome = { status: number } | { error: string };
+
+const PENDING: ReadonlySet<SimulatedWebhookRequest['status']> = new Set(['held', 'queued', 'scheduled', 'delivering']);
+
+/**
+ * Delivers events to endpoints as the service would: one WebhookRequest per event and endpoint, each
+ * tried until a 2xx or until the retry schedule is exhausted, every attempt recorded and freshly
+ * signed over the same body. Owns every timer and socket it opens, so `stop()` leaves nothing behind.
+ */
+export class WebhookDeliveryEngine {
+  readonly #deps: DeliveryEngineDeps;
+  readonly #requests = new Map<string, RequestState>();
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #inflight = new Set<http.ClientRequest>();
+  #held: Unit[] = [];
+  #idleWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  #stopped = false;
+
+  constructor(deps: DeliveryEngineDeps) {
+    this.#deps = deps;
+    deps.controls.onRelease = (order) => this.#release(order);
+  }
+
+  /** Creates the WebhookRequests of one batch and starts (or holds) them as the controls say. */
+  enqueue(batch: DeliveryBatchItem[]): void {
+    const { controls } = this.#deps;
+    const { copies, mode } = controls.duplicates;
+    const groups: Unit[][] = batch.map((item) =>
+      item.targets.flatMap((target) => {
+        const body = item.bodyFor(target);
+        const requests = Array.from({ length: copies }, () => this.#create(item, target, body));
+        return mode === 'sequential' ? [requests] : requests.map((r) => [r]);
+      }),
+    );
+    if (controls.holding) {
+      for (const unit of groups.flat()) {
+        for (const request of unit) request.record.status = 'held';
+        this.#held.push(unit);
+      }
+      return;
+    }
+    const order = controls.batchOrder;
+    if (order === undefined) {
+      for (const unit of groups.flat()) void this.#runUnit(unit);
+    } else {
+      void this.#runChain(this.#order(groups, order).flat());
+    }
+  }
+
+  /** Every WebhookRequest, oldest first, with its attempts. */
+  list(): Array<SimulatedWebhookRequest & { attempts: SimulatedWebhookAttempt[] }> {
+    return [...this.#requests.values()].map((s) => ({ ...s.record, attempts: s.attempts.map((a) => ({ ...a })) }));
+  }
+
+  /** The request and its endpoint's account, or undefined. */
+  get(id: string): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[]; account: string } | undefined {
+    const state = this.#requests.get(id);
+    if (state === undefined) return undefined;
+    return { record: { ...state.record }, attempts: state.attempts.map((a) => ({ ...a })), account: state.target.account };
+  }
+
+  /** Requests of one account, oldest first. */
+  listFor(account: string): SimulatedWebhookRequest[] {
+    return [...this.#requests.values()].filter((s) => s.target.account === account).map((s) => ({ ...s.record }));
+  }
+
+  /**
+   * Sends the request again now (same body, same event id, fresh signature), restarting its retry
+   * schedule. Refused while it is held, queued or being delivered.
+   */
+  resend(id: string): 'resent' | 'busy' | 'unknown' {
+    const state = this.#requests.get(id);
+    if (state === undefined) return 'unknown';
+    if (['held', 'queued', 'delivering'].includes(state.record.status)) return 'busy';
+    if (state.retryTimer !== undefined) this.#clear(state.retryTimer);
+    state.retryTimer = undefined;
+    state.seriesAttempts = 0;
+    void this.#attempt(state);
+    return 'resent';
+  }
+
+  /** Whether no delivery is held, queued, scheduled or in flight. */
+  get idle(): boolean {
+    for (const state of this.#requests.values()) if (PENDING.has(state.record.status)) return false;
+    return true;
+  }
+
+  /** Resolves once idle; rejects after `timeoutMs` (default 10 s) with the pending counts. */
+  waitForIdle(timeoutMs = 10_000): Promise<void> {
+    if (this.idle) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#idleWaiters = this.#idleWaiters.filter((w) => w !== waiter);
+        reject(new Error(`PaymentsSimulator: deliveries still pending after ${timeoutMs} ms (${this.#pendingSummary()})`));
+      }, timeoutMs);
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (error: Error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      };
+      this.#idleWaiters.push(waiter);
+    });
+  }
+
+  /** Cancels every timer and aborts every in-flight attempt. */
+  stop(): void {
+    this.#stopped = true;
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    for (const request of this.#inflight) request.destroy();
+    this.#inflight.clear();
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const waiter of waiters) waiter.reject(new Error('PaymentsSimulator stopped while deliveries were pending'));
+  }
+
+  #create(item: DeliveryBatchItem, target: DeliveryTarget, body: string): RequestState {
+    const record: SimulatedWebhookRequest = {
+      id: randomUUID(),
+      event_id: item.eventId,
+      event: item.event,
+      webhook_id: target.id,
+      url: target.url,
+      status: 'queued',
+      attempt_count: 0,
+      last_status_code: null,
+      created_at: this.#iso(),
+      next_attempt_at: null,
+      body,
+    };
+    const state: RequestState = { record, attempts: [], target, seriesAttempts: 0, retryTimer: undefined };
+    this.#requests.set(record.id, state);
+    return state;
+  }
+
+  #order<T>(items: T[], order: DeliveryOrder): T[] {
+    if (order === 'fifo') return [...items];
+    if (order === 'reverse') return [...items].reverse();
+    const shuffled = [...items];
+    for (let i = shuffled.length - 1; i > 0; i--) {
+      const j = Math.floor(this.#deps.random() * (i + 1));
+      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+    }
+    return shuffled;
+  }
+
+  #release(order: DeliveryOrder): void {
+    const units = this.#order(this.#held, order);
+    this.#held = [];
+    for (const unit of units) for (const request of unit) request.record.status = 'queued';
+    void this.#runChain(units);
+  }
+
+  async #runChain(units: Unit[]): Promise<void> {
+    for (const unit of units) await this.#runUnit(unit);
+  }
+
+  /** Starts each request of the unit after the previous one's first attempt finished. */
+  async #runUnit(unit: Unit): Promise<void> {
+    for (const state of unit) {
+      if (this.#stopped) return;
+      const delay = this.#deps.controls.delayMs;
+      if (delay > 0) {
+        state.record.status = 'scheduled';
+        state.record.next_attempt_at = this.#iso(delay);
+        await this.#sleep(delay);
+      }
+      await this.#attempt(state);
+    }
+  }
+
+  async #attempt(state: RequestState): Promise<void> {
+    if (this.#stopped) return;
+    const { record } = state;
+    record.status = 'delivering';
+    record.next_attempt_at = null;
+    record.attempt_count += 1;
+    state.seriesAttempts += 1;
+    const attempt: SimulatedWebhookAttempt = {
+      id: randomUUID(),
+      webhook_request_id: record.id,
+      attempt: record.attempt_count,
+      started_at: this.#iso(),
+      finished_at: null,
+      status_code: null,
+      error: null,
+    };
+    state.attempts.push(attempt);
+
+    const headers = this.#deps.sign(record.body, state.target.secret, record.event_id, Math.floor(this.#deps.now() / 1000));
+    const outcome = await this.#post(record.url, headers, record.body);
+    if (this.#stopped) return;
+
+    attempt.finished_at = this.#iso();
+    if ('status' in outcome) {
+      attempt.status_code = outcome.status;
+      record.last_status_code = outcome.status;
+      if (outcome.status >= 200 && outcome.status < 300) {
+        record.status = 'succeeded';
+        this.#settled();
+        return;
+      }
+      attempt.error = `http_${outcome.status}`;
+    } else {
+      attempt.error = outcome.error;
+    }
+
+    const delay = this.#deps.retrySchedule[state.seriesAttempts - 1];
+    if (delay === undefined) {
+      record.status = 'failed';
+      this.#settled();
+      return;
+    }
+    record.status = 'scheduled';
+    record.next_attempt_at = this.#iso(delay);
+    state.retryTimer = this.#setTimer(() => {
+      state.retryTimer = undefined;
+      void this.#attempt(state);
+    }, delay);
+  }
+
+  #post(url: string, headers: Record<string, string>, body: string): Promise<PostOutcome> {
+    return new Promise<PostOutcome>((resolve) => {
+      let done = false;
+      let timedOut = false;
+      const finish = (outcome: PostOutcome) => {
+        if (done) return;
+        done = true;
+        clearTimeout(timer);
+        this.#inflight.delete(request);
+        resolve(outcome);
+      };
+      const target = new URL(url);
+      const transport = target.protocol === 'https:' ? https : http;
+      const request = transport.request(
+        target,
+        {
+          method: 'POST',
+          agent: false,
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close', 'user-agent': 'nestjs-payments-simulator' },
+        },
+        (response) => {
+          response.resume();
+          response.on('end', () => finish({ status: response.statusCode ?? 0 }));
+          response.on('error', () => finish({ status: response.statusCode ?? 0 }));
+        },
+      );
+      const timer = setTimeout(() => {
+        timedOut = true;
+        request.destroy();
+      }, this.#deps.timeoutMs);
+      request.on('error', (error: NodeJS.ErrnoException) => finish({ error: timedOut ? 'timeout' : (error.code ?? 'network_error') }));
+      request.on('close', () => finish({ error: timedOut ? 'timeout' : 'connection_closed' }));
+      this.#inflight.add(request);
+      request.end(body);
+    });
+  }
+
+  #settled(): void {
+    if (!this.idle) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const waiter of waiters) waiter.resolve();
+  }
+
+  #pendingSummary(): string {
+    const counts: Record<string, number> = {};
+    for (const state of this.#requests.values()) {
+      if (PENDING.has(state.record.status)) counts[state.record.status] = (counts[state.record.status] ?? 0) + 1;
+    }
+    return Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', ');
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => this.#setTimer(resolve, ms));
+  }
+
+  #setTimer(fn: () => void, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fn();
+    }, ms);
+    this.#timers.add(timer);
+    return timer;
+  }
+
+  #clear(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    this.#timers.delete(timer);
+  }
+
+  #iso(offsetMs = 0): string {
+    return new Date(this.#deps.now() + offsetMs).toISOString();
+  }
+}
