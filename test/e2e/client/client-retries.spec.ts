@@ -206,7 +206,7 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
   });
 
   it('a per-attempt timeout gives PaymentsConnectionError ETIMEDOUT after the GET retries', async () => {
-    const { payments } = await boot({ http: { timeoutMs: 300, maxRetries: 1 } });
+    const { payments } = await boot({ http: { timeoutMs: 1000, maxRetries: 1 } });
     server.answer('hang');
     const error = await payments.paymentIntents.retrieve(INTENT_ID).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PaymentsConnectionError);
@@ -215,7 +215,7 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
   });
 
   it('a POST that times out is not replayed', async () => {
-    const { payments } = await boot({ http: { timeoutMs: 300, maxRetries: 3 } });
+    const { payments } = await boot({ http: { timeoutMs: 1000, maxRetries: 3 } });
     server.answer('hang');
     await expect(payments.paymentIntents.create({})).rejects.toMatchObject({ name: 'PaymentsConnectionError', code: 'ETIMEDOUT', attempts: 1 });
     expect(server.requests).toHaveLength(1);

@@ -92,7 +92,7 @@ describe('forRootAsync and isGlobal', () => {
       }
     });
 
-    /** The README's recipe, verbatim apart from the simulator's `allowInsecureHttp`. */
+    /** The README's recipe, with the loopback server's `allowInsecureHttp`, no .env file and no webhook route. */
     const paymentsFromConfig = (): DynamicModule =>
       PaymentsModule.forRootAsync({
         imports: [ConfigModule.forRoot({ ignoreEnvFile: true })],
