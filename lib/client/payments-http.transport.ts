@@ -118,7 +118,17 @@ export class PaymentsHttpTransport implements PaymentsRequester {
     const query = buildQueryString(request.query, where);
     const extraHeaders = sanitizeHeaders(request.headers, where);
     const hasBody = request.body !== undefined;
-    const data = hasBody ? JSON.stringify(request.body) : undefined;
+    let data: string | undefined;
+    if (hasBody) {
+      try {
+        data = JSON.stringify(request.body);
+      } catch {
+        throw new PaymentsInvalidArgumentError(where, 'body', 'must be JSON-serialisable (no BigInt, no cycles)');
+      }
+      if (data === undefined) {
+        throw new PaymentsInvalidArgumentError(where, 'body', 'must be a JSON value (not a function or a symbol)');
+      }
+    }
 
     const url = `${this.#base}${path}${query ? `?${query}` : ''}`;
     if (new URL(url).origin !== this.#origin) {

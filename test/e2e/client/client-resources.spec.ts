@@ -136,3 +136,21 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
     }
   });
 });
+
+describe('request() bodies', () => {
+  it('refuses a body that cannot be sent as JSON, and sends nothing', async () => {
+    const server = new ScriptedServer();
+    const { payments, close } = await bootClient(await server.listen());
+    try {
+      const cyclic: Record<string, unknown> = {};
+      cyclic.self = cyclic;
+      await expect(payments.request({ method: 'POST', path: '/a', body: cyclic })).rejects.toThrow(/`body` must be JSON-serialisable/);
+      await expect(payments.paymentIntents.create({ amount: 10n } as unknown as Record<string, unknown>)).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
+      await expect(payments.request({ method: 'POST', path: '/a', body: () => 1 })).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
+      expect(server.requests).toHaveLength(0);
+    } finally {
+      await close();
+      await server.close();
+    }
+  });
+});
