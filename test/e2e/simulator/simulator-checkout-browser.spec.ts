@@ -31,6 +31,9 @@ function merchantPage(iframeSrc: string, embedTokenByMessage: string | undefined
 </script></body></html>`;
 }
 
+/** Browser-side expression (a string: this project compiles without the DOM lib). */
+const hasMessage = (type: string): string => `window.messages.some((m) => m.type === ${JSON.stringify(type)})`;
+
 describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
   let browser: Browser;
   let sim: PaymentsSimulator;
@@ -72,10 +75,10 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
       await page.goto(merchantOrigin);
       const frame = page.frameLocator('#checkout');
       await expect(frame.locator('#amount').textContent()).resolves.toContain('1250');
-      await page.waitForFunction(() => (window as unknown as { messages: Array<{ type: string }> }).messages.some((m) => m.type === 'payments:ready'));
+      await page.waitForFunction(hasMessage('payments:ready'));
       await frame.locator('#pay').click();
-      await page.waitForFunction(() => (window as unknown as { messages: Array<{ type: string }> }).messages.some((m) => m.type === 'payments:confirm_result'));
-      const messages = await page.evaluate(() => (window as unknown as { messages: unknown[] }).messages);
+      await page.waitForFunction(hasMessage('payments:confirm_result'));
+      const messages = await page.evaluate<unknown[]>('window.messages');
       expect(messages).toContainEqual({ type: 'payments:confirm_result', state: 'succeeded', intent_id: intent.id });
       await sim.waitForIdle();
       expect(receiver.deliveries.map((d) => d.body.event)).toContain('payment_intent.succeeded');
@@ -92,7 +95,7 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
     try {
       await page.goto(merchantOrigin);
       await page.frameLocator('#checkout').locator('#cancel').click();
-      await page.waitForFunction(() => (window as unknown as { messages: Array<{ type: string }> }).messages.some((m) => m.type === 'payments:confirm_result'));
+      await page.waitForFunction(hasMessage('payments:confirm_result'));
       expect(sim.intent(intent.id)?.state).toBe('cancelled');
     } finally {
       await page.close();
@@ -111,7 +114,7 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
       const frame = page.frames().find((f) => f.url().includes('/embed/checkout'));
       const hasForm = frame === undefined ? false : await frame.locator('#pay').count().then((n) => n > 0).catch(() => false);
       expect(hasForm).toBe(false);
-      expect(await page.evaluate(() => (window as unknown as { messages: unknown[] }).messages)).toEqual([]);
+      expect(await page.evaluate<unknown[]>('window.messages')).toEqual([]);
       expect(sim.intent(intent.id)?.state).toBe('requires_payment_method');
     } finally {
       await page.close();
