@@ -30,10 +30,9 @@ const FORBIDDEN_HEADERS: ReadonlySet<string> = new Set([
 ]);
 
 const HEADER_NAME_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-// eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
-const describe = (value: unknown): string =>
+const describeValue = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `a string of ${value.length} character(s)` : typeof value;
 
 /**
@@ -42,7 +41,7 @@ const describe = (value: unknown): string =>
  */
 export function assertUuid(id: unknown, where: string, argument = 'id'): string {
   if (typeof id !== 'string' || !UUID_RE.test(id)) {
-    throw new PaymentsInvalidArgumentError(where, argument, `must be a UUID, got ${describe(id)}`);
+    throw new PaymentsInvalidArgumentError(where, argument, `must be a UUID, got ${describeValue(id)}`);
   }
   return id;
 }
@@ -65,7 +64,7 @@ export function assertRelativePath(path: unknown, where: string): string {
     throw new PaymentsInvalidArgumentError(where, 'path', problem);
   };
   if (typeof path !== 'string' || path === '') {
-    return refuse(`must be a non-empty string, got ${describe(path)}`);
+    return refuse(`must be a non-empty string, got ${describeValue(path)}`);
   }
   if (!path.startsWith('/')) {
     return refuse("must start with '/' and be relative to baseUrl (absolute URLs are refused)");
@@ -97,14 +96,14 @@ export function assertRelativePath(path: unknown, where: string): string {
 export function buildQueryString(query: unknown, where: string): string {
   if (query === undefined) return '';
   if (typeof query !== 'object' || query === null || Array.isArray(query)) {
-    throw new PaymentsInvalidArgumentError(where, 'query', `must be an object, got ${describe(query)}`);
+    throw new PaymentsInvalidArgumentError(where, 'query', `must be an object, got ${describeValue(query)}`);
   }
   const params = new URLSearchParams();
   const add = (name: string, value: unknown): void => {
     if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
       params.append(name, String(value));
     } else {
-      throw new PaymentsInvalidArgumentError(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describe(value)}`);
+      throw new PaymentsInvalidArgumentError(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describeValue(value)}`);
     }
   };
   for (const [name, value] of Object.entries(query as PaymentsQuery)) {
@@ -122,7 +121,7 @@ export function buildQueryString(query: unknown, where: string): string {
 export function sanitizeHeaders(headers: unknown, where: string): Record<string, string> {
   if (headers === undefined) return {};
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    throw new PaymentsInvalidArgumentError(where, 'headers', `must be an object of strings, got ${describe(headers)}`);
+    throw new PaymentsInvalidArgumentError(where, 'headers', `must be an object of strings, got ${describeValue(headers)}`);
   }
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
@@ -141,7 +140,7 @@ export function sanitizeHeaders(headers: unknown, where: string): Record<string,
 /** Throws unless `params` is a plain object (the create payloads are JSON objects). */
 export function assertParams(params: unknown, where: string): Record<string, unknown> {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    throw new PaymentsInvalidArgumentError(where, 'params', `must be an object, got ${describe(params)}`);
+    throw new PaymentsInvalidArgumentError(where, 'params', `must be an object, got ${describeValue(params)}`);
   }
   return params as Record<string, unknown>;
 }
