@@ -1,0 +1,204 @@
+import 'reflect-metadata';
+import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import {
+  MemoryIdempotencyStore,
+  PaymentEventsDispatcher,
+  PaymentEventsRegistry,
+  type IdempotencyClaim,
+  type IdempotencyStore,
+  type PaymentEvent,
+  type PaymentEventContext,
+  type PaymentsRuntime,
+} from '../../../lib/index.js';
+import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
+import { createPaymentEvent } from '../../../lib/testing/index.js';
+import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
+import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
+
+type Invoke = (event: PaymentEvent, ctx: PaymentEventContext) => unknown;
+
+/** A store wrapper whose individual methods can be made to fail. */
+class FlakyStore implements IdempotencyStore {
+  readonly inner = new MemoryIdempotencyStore();
+  failClaimFor = new Set<string>();
+  failComplete = false;
+  failRelease = false;
+  leases: number[] = [];
+  retentions: number[] = [];
+
+  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
+    this.leases.push(leaseMs);
+    if ([...this.failClaimFor].some((suffix) => key.endsWith(suffix))) throw new Error('store down');
+    return this.inner.claim(key, leaseMs);
+  }
+  async complete(key: string, token: string, retentionMs: number): Promise<void> {
+    this.retentions.push(retentionMs);
+    if (this.failComplete) throw new Error('store down');
+    return this.inner.complete(key, token, retentionMs);
+  }
+  async release(key: string, token: string): Promise<void> {
+    if (this.failRelease) throw new Error('store down');
+    return this.inner.release(key, token);
+  }
+}
+
+const runtime: PaymentsRuntime = { now: () => 1_000, sleep: async () => undefined, random: () => 0.5 };
+const noIntents = {
+  paymentIntents: { retrieve: async () => ({ id: 'x', state: 'succeeded' }) },
+  setupIntents: { retrieve: async () => ({ id: 'y', state: 'succeeded' }) },
+};
+
+describe('PaymentEventsDispatcher', () => {
+  beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
+  let registry: PaymentEventsRegistry;
+  let store: FlakyStore;
+  let dispatcher: PaymentEventsDispatcher;
+  const receivedAt = new Date('2026-01-01T00:00:00Z');
+
+  const handler = (id: string, invoke: Invoke, patterns: Parameters<PaymentEventsRegistry['register']>[0]['patterns'] = ['payment_intent.succeeded']) =>
+    registry.register({ id, patterns, invoke });
+
+  beforeEach(() => {
+    registry = new PaymentEventsRegistry();
+    store = new FlakyStore();
+    const options = validatePaymentsOptions(fixtureOptions({ claimTtlSeconds: 42, retentionSeconds: 7 }));
+    dispatcher = new PaymentEventsDispatcher(registry, store, options, runtime, noIntents);
+  });
+
+  it("claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds", async () => {
+    handler('A.run', () => undefined);
+    const event = createPaymentEvent('payment_intent.succeeded');
+    expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
+      outcome: 'handled',
+      handlers: [{ handler: 'A.run', status: 'done', durationMs: 0 }],
+    });
+    expect(store.leases).toEqual([42_000]);
+    expect(store.retentions).toEqual([7_000]);
+    expect(await store.inner.claim(`${event.id}:A.run`, 1)).toEqual({ status: 'done' });
+  });
+
+  it('isolates handlers: one throwing does not stop the others, and the outcome is failed', async () => {
+    const ran: string[] = [];
+    handler('A.fails', () => {
+      throw new Error('boom');
+    });
+    handler('B.works', () => {
+      ran.push('B');
+    });
+    const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(result.outcome).toBe('failed');
+    expect(result.handlers).toEqual([
+      { handler: 'A.fails', status: 'failed', durationMs: 0, error: expect.any(Error) },
+      { handler: 'B.works', status: 'done', durationMs: 0 },
+    ]);
+    expect(ran).toEqual(['B']);
+  });
+
+  it('releases the claim of a failed handler so that the next dispatch runs it, with attempt 2', async () => {
+    const attempts: number[] = [];
+    handler('A.flaky', (_event, ctx) => {
+      attempts.push(ctx.deliveryAttempt);
+      if (attempts.length === 1) throw new Error('first time fails');
+    });
+    const event = createPaymentEvent('payment_intent.succeeded');
+    await dispatcher.dispatch(event, { receivedAt });
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  it('reports deliveryAttempt as the higher of the claim count and the queue attempt', async () => {
+    const attempts: number[] = [];
+    handler('A.run', (_event, ctx) => {
+      attempts.push(ctx.deliveryAttempt);
+    });
+    await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt, deliveryAttempt: 4 });
+    expect(attempts).toEqual([4]);
+  });
+
+  it('passes receivedAt to the handler context', async () => {
+    let seen: Date | undefined;
+    handler('A.run', (_event, ctx) => {
+      seen = ctx.receivedAt;
+    });
+    await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(seen).toBe(receivedAt);
+  });
+
+  it('runs nothing whose claim the store could not grant, and says store_unavailable', async () => {
+    const ran: string[] = [];
+    handler('A.run', () => ran.push('A'));
+    store.failClaimFor.add(':A.run');
+    const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(result).toEqual({ outcome: 'store_unavailable', handlers: [{ handler: 'A.run', status: 'store_unavailable', error: expect.any(Error) }] });
+    expect(ran).toEqual([]);
+  });
+
+  it('says store_unavailable when a handler ran but its completion could not be recorded', async () => {
+    handler('A.run', () => undefined);
+    store.failComplete = true;
+    const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(result.outcome).toBe('store_unavailable');
+    expect(result.handlers[0]).toMatchObject({ handler: 'A.run', status: 'store_unavailable', durationMs: 0 });
+  });
+
+  it('still reports failed when releasing a failed claim fails (the lease then expires)', async () => {
+    handler('A.fails', () => {
+      throw new Error('boom');
+    });
+    store.failRelease = true;
+    expect((await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).outcome).toBe('failed');
+  });
+
+  it('prefers store_unavailable over failed over busy when handlers disagree', async () => {
+    const event = createPaymentEvent('payment_intent.succeeded');
+    handler('A.busy', () => undefined);
+    handler('B.fails', () => {
+      throw new Error('boom');
+    });
+    await store.inner.claim(`${event.id}:A.busy`, 60_000);
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('failed');
+    handler('C.storeDown', () => undefined);
+    store.failClaimFor.add(':C.storeDown');
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('store_unavailable');
+  });
+
+  it('says busy when another delivery holds a claim and nothing failed', async () => {
+    const event = createPaymentEvent('payment_intent.succeeded');
+    handler('A.run', () => undefined);
+    await store.inner.claim(`${event.id}:A.run`, 60_000);
+    expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({ outcome: 'busy', handlers: [{ handler: 'A.run', status: 'busy' }] });
+  });
+
+  it('says duplicate when every handler had completed, handled when some ran now', async () => {
+    const event = createPaymentEvent('payment_intent.succeeded');
+    handler('A.run', () => undefined);
+    await dispatcher.dispatch(event, { receivedAt });
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('duplicate');
+    handler('B.new', () => undefined);
+    expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
+      outcome: 'handled',
+      handlers: [
+        { handler: 'A.run', status: 'skipped' },
+        { handler: 'B.new', status: 'done', durationMs: 0 },
+      ],
+    });
+  });
+
+  it('says unhandled, touching no store, when no handler is bound', async () => {
+    handler('A.run', () => undefined, ['setup_intent.succeeded']);
+    expect(await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).toEqual({ outcome: 'unhandled', handlers: [] });
+    expect(store.leases).toEqual([]);
+  });
+
+  it('waits for async handlers before completing their claim', async () => {
+    let finished = false;
+    handler('A.slow', async () => {
+      await Promise.resolve();
+      finished = true;
+    });
+    const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(finished).toBe(true);
+    expect(result.outcome).toBe('handled');
+  });
+});

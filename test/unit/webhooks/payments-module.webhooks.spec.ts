@@ -1,0 +1,112 @@
+import 'reflect-metadata';
+import { afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Logger } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import {
+  IdempotencyStore,
+  InlinePaymentEventsProcessor,
+  MemoryIdempotencyStore,
+  PAYMENTS_WEBHOOK_ROUTE_METADATA,
+  PaymentEventsProcessor,
+  PaymentEventsQueueProcessor,
+  PaymentsConfigurationError,
+  PaymentsModule,
+  createPaymentsWebhookController,
+} from '../../../lib/index.js';
+import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
+import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
+
+let moduleRef: TestingModule | undefined;
+beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
+afterEach(async () => {
+  await moduleRef?.close();
+  moduleRef = undefined;
+});
+
+const compile = async (payments: ReturnType<typeof PaymentsModule.forRoot>) => {
+  moduleRef = await Test.createTestingModule({ imports: [payments] }).compile();
+  return moduleRef;
+};
+
+describe('PaymentsModule webhook wiring', () => {
+  it('uses the store given in options, and leaves it open at shutdown (the app owns it)', async () => {
+    const store = new MemoryIdempotencyStore();
+    const close = jest.spyOn(store, 'close');
+    const ref = await compile(PaymentsModule.forRoot(fixtureOptions({ store })));
+    expect(ref.get(IdempotencyStore)).toBe(store);
+    await ref.close();
+    moduleRef = undefined;
+    expect(close).not.toHaveBeenCalled();
+  });
+
+  it('creates a MemoryIdempotencyStore by default, and closes it at shutdown', async () => {
+    const ref = await compile(PaymentsModule.forRoot(fixtureOptions()));
+    const store = ref.get<MemoryIdempotencyStore>(IdempotencyStore);
+    expect(store).toBeInstanceOf(MemoryIdempotencyStore);
+    const close = jest.spyOn(store, 'close');
+    await ref.close();
+    moduleRef = undefined;
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+
+  it('processes inline by default', async () => {
+    const ref = await compile(PaymentsModule.forRoot(fixtureOptions()));
+    expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(InlinePaymentEventsProcessor);
+  });
+
+  it('uses the BullMQ processor when processing is { queue }', async () => {
+    const ref = await compile(
+      PaymentsModule.forRoot(fixtureOptions({ processing: { queue: { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, worker: false } } })),
+    );
+    expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(PaymentEventsQueueProcessor);
+  });
+
+  it('fails at boot without a verifier (there is no default scheme)', async () => {
+    const options = fixtureOptions();
+    const { verifier: _none, ...webhooks } = options.webhooks as Exclude<typeof options.webhooks, false | undefined>;
+    await expect(compile(PaymentsModule.forRoot({ ...options, webhooks: webhooks as never }))).rejects.toThrow(/webhooks\.verifier/);
+  });
+
+  it('forRootAsync: a factory path that differs from webhooksPath fails at boot, naming webhooksPath and the fix', async () => {
+    const attempt = Test.createTestingModule({
+      imports: [PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) })],
+    }).compile();
+    await expect(attempt).rejects.toThrow(PaymentsConfigurationError);
+    await expect(
+      Test.createTestingModule({
+        imports: [PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) })],
+      }).compile(),
+    ).rejects.toThrow("Invalid PaymentsModule option `webhooksPath`: is 'hooks', but the options factory sets webhooks.path 'other'");
+  });
+
+  it('forRootAsync: a factory path equal to webhooksPath (slashes aside) boots', async () => {
+    moduleRef = await Test.createTestingModule({
+      imports: [PaymentsModule.forRootAsync({ webhooksPath: '/hooks/', useFactory: () => fixtureOptions({ path: 'hooks' }) })],
+    }).compile();
+    expect(moduleRef.get(IdempotencyStore)).toBeDefined();
+  });
+
+  it('forRootAsync: webhooksPath false with a factory path fails at boot, naming webhooksPath', async () => {
+    await expect(
+      Test.createTestingModule({
+        imports: [PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions({ path: 'hooks' }) })],
+      }).compile(),
+    ).rejects.toThrow(expect.objectContaining({ option: 'webhooksPath' }) as unknown as Error);
+  });
+
+  it('builds a separate controller class per path, each marked as the payments webhook route', () => {
+    const first = createPaymentsWebhookController('a/hooks');
+    const second = createPaymentsWebhookController('b/hooks');
+    expect(first).not.toBe(second);
+    for (const controller of [first, second]) {
+      expect(Reflect.getMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, controller)).toBe(true);
+      expect(Reflect.getMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, (controller.prototype as { receive: object }).receive)).toBe(true);
+    }
+  });
+
+  it('registers no controller with webhooks: false, and one with webhooks on', () => {
+    expect(PaymentsModule.forRoot(fixtureOptions(false)).controllers).toEqual([]);
+    expect(PaymentsModule.forRoot(fixtureOptions()).controllers).toHaveLength(1);
+    expect(PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions() }).controllers).toEqual([]);
+  });
+});
