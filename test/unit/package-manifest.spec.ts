@@ -1,0 +1,92 @@
+import { describe, expect, it } from '@jest/globals';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { join } from 'node:path';
+
+const root = process.cwd();
+const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  type: string;
+  exports: Record<string, Record<string, string>>;
+  files: string[];
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+  devDependencies?: Record<string, string>;
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Bare specifiers of every import/export/dynamic import in lib/, with the files that use them. */
+function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
+  const found = new Map<string, { file: string; typeOnly: boolean }[]>();
+  const pattern = /(?:^|\n)\s*(import|export)(\s+type)?[^'"\n;]*?from\s*'([^']+)'|import\(\s*'([^']+)'\s*\)/g;
+  for (const file of sourceFiles(join(root, 'lib'))) {
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(pattern)) {
+      const specifier = match[3] ?? match[4];
+      if (specifier.startsWith('.')) continue;
+      const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0];
+      const uses = found.get(name) ?? [];
+      uses.push({ file: file.slice(root.length + 1), typeOnly: match[2] !== undefined });
+      found.set(name, uses);
+    }
+  }
+  return found;
+}
+
+describe('package manifest', () => {
+  it('is an ESM package with an exports map giving types and import/default for . and ./testing', () => {
+    expect(manifest.type).toBe('module');
+    for (const entry of ['.', './testing']) {
+      expect(Object.keys(manifest.exports[entry])).toEqual(['types', 'import', 'default']);
+      expect(manifest.exports[entry].types).toMatch(/\.d\.ts$/);
+    }
+    expect(manifest.files).toContain('dist/lib');
+  });
+
+  it('declares every bare import of lib/ as a dependency or a peer dependency', () => {
+    const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+    const undeclared = [...bareImports().keys()].filter(
+      (name) => !name.startsWith('node:') && !builtinModules.includes(name) && !declared.has(name),
+    );
+    expect(undeclared).toEqual([]);
+  });
+
+  it('loads optional peers (bullmq, ioredis) only lazily or as types, so the module works without them', () => {
+    const imports = bareImports();
+    const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
+      .filter(([, meta]) => meta.optional)
+      .map(([name]) => name);
+    expect(optional.sort()).toEqual(['bullmq', 'ioredis']);
+    for (const name of optional) {
+      for (const use of imports.get(name) ?? []) {
+        const text = readFileSync(join(root, use.file), 'utf8');
+        const eager = new RegExp(`^\\s*import\\s+(?!type\\b)[^;]*from\\s*'${name}'`, 'm').test(text);
+        expect({ file: use.file, eager }).toEqual({ file: use.file, eager: false });
+      }
+    }
+  });
+
+  it('keeps every Nest import on a public entry point', () => {
+    const deep = [...bareImports().entries()].flatMap(([, uses]) => uses.map((use) => use.file)).filter((file) =>
+      /from '@nestjs\/(common|core)\//.test(readFileSync(join(root, file), 'utf8')),
+    );
+    expect(deep).toEqual([]);
+  });
+
+  it('pins peer ranges to the major versions CI installs', () => {
+    const dev = manifest.devDependencies ?? {};
+    for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
+      const installed = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+      const major = installed.version.split('.')[0];
+      // One caret range on the installed major: no wider than what CI tests.
+      expect({ name, range }).toEqual({ name, range: expect.stringMatching(new RegExp(`^\\^${major}\\.\\d+\\.\\d+$`)) });
+      expect(dev[name]).toBeDefined();
+    }
+  });
+});
