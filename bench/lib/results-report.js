@@ -1,0 +1,115 @@
+import { evaluateTargets } from './targets.js';
+
+/** Which baseline each scenario is compared with. */
+const BASELINE_OF = {
+  'ours-express': 'baseline-express',
+  'ours-fastify': 'baseline-fastify',
+  'ours-express-redis': 'baseline-express',
+  'ours-express-queued': 'baseline-express',
+  'peer-golevelup-stripe': 'peer-baseline',
+};
+
+const fmt = (v, digits = 2) => (v == null || !Number.isFinite(v) ? '—' : v.toFixed(digits));
+
+function rows(results) {
+  return Object.entries(results.scenarios).map(([id, s]) => {
+    const base = BASELINE_OF[id] ? results.scenarios[BASELINE_OF[id]] : undefined;
+    const vs = base?.rps && s.rps ? s.rps / base.rps : undefined;
+    return { id, s, vs, base: BASELINE_OF[id] };
+  });
+}
+
+/** A plain-text table for the terminal. */
+export function renderConsoleTable(results) {
+  const lines = [
+    `${'scenario'.padEnd(24)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs base'.padStart(7)} ${'non-2xx'.padStart(7)} ${'srv cpu'.padStart(7)}`,
+  ];
+  for (const { id, s, vs } of rows(results)) {
+    if (s.unavailable) {
+      lines.push(`${id.padEnd(24)} not run: ${s.unavailable}`);
+      continue;
+    }
+    lines.push(
+      `${id.padEnd(24)} ${fmt(s.rps, 0).padStart(7)} ${fmt(s.p50Ms).padStart(7)} ${fmt(s.p99Ms).padStart(7)} ${(vs ? fmt(vs, 3) : '').padStart(7)} ${String(s.non2xx).padStart(7)} ${fmt(s.serverCores).padStart(7)}`,
+    );
+  }
+  lines.push('', 'ratios: ' + Object.entries(results.ratios).map(([k, v]) => `${k} ${v ?? '—'}`).join(', '));
+  if (results.memory) lines.push(`memory: retained100kMB ${results.memory.retained100kMB}`);
+  return lines.join('\n');
+}
+
+/** bench/RESULTS.md: the latest full run, with the machine, the medians, the ratios and the targets. */
+export function renderResultsMarkdown(results) {
+  const m = results.machine;
+  const v = results.versions;
+  const c = results.config;
+  const out = [];
+  out.push('# Benchmark results');
+  out.push('');
+  out.push('Written by `npm run bench` (bench/run.js) from its latest full run; raw figures in');
+  out.push('[`results/latest.json`](results/latest.json). How the scenarios are built: README, section "Benchmarks".');
+  out.push('');
+  out.push(`- date: ${results.date} (run took ${results.durationS} s)`);
+  out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB memory (load average at start ${m.loadAverageAtStart.join(', ')})`);
+  out.push(`- Node ${v.node}, Nest ${v.nest} (ours and its baselines); peer: @golevelup/nestjs-stripe ${v.peerModule ?? '—'} on Nest ${v.peerNest ?? '—'}, stripe ${v.stripe ?? '—'}`);
+  out.push(
+    `- load: autocannon ${v.autocannon}, ${c.connections} connections, pipelining ${c.pipelining}, 127.0.0.1; ${c.rounds} interleaved rounds of ${c.warmupS} s warm-up + ${c.durationS} s measured, a fresh server process per scenario and round; 1 KB signed payload, fresh event id per request; Nest log levels ${c.logLevels}`,
+  );
+  out.push('- figures are medians across rounds; ratios are between medians of this same run');
+  out.push('');
+  out.push('## Webhook ingestion');
+  out.push('');
+  out.push('| scenario | req/s | p50 ms | p99 ms | vs its baseline | non-2xx | server CPU (cores) |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|');
+  for (const { id, s, vs, base } of rows(results)) {
+    if (s.unavailable) {
+      out.push(`| \`${id}\`: ${s.title} | not run: ${s.unavailable} | | | | | |`);
+      continue;
+    }
+    out.push(
+      `| \`${id}\`: ${s.title} | ${fmt(s.rps, 0)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${vs ? `${fmt(vs, 3)} (of \`${base}\`)` : '—'} | ${s.non2xx} | ${fmt(s.serverCores)} |`,
+    );
+  }
+  out.push('');
+  out.push('## Ratios');
+  out.push('');
+  out.push('| ratio | value |');
+  out.push('|---|---:|');
+  for (const [k, val] of Object.entries(results.ratios)) out.push(`| \`${k}\` | ${val ?? '—'} |`);
+  out.push('');
+  if (results.memory) {
+    const mem = results.memory;
+    const st = mem.steadyState;
+    out.push('## Memory');
+    out.push('');
+    out.push(`- \`MemoryIdempotencyStore\` holding ${mem.retainedEvents} completed events: **${mem.retained100kMB} MB** of heap (${mem.bytesPerEvent} bytes per event), plus ${mem.retainedTypedArraysMB} MB of typed arrays (the LRU's index)`);
+    out.push(
+      `- steady state: ${st.deliveries} deliveries through the dispatcher into a store with maxEntries ${st.maxEntries}: store size ${st.storeSize}, heap ${st.heapMB} MB above the start, growth over the second half ${st.growthSecondHalfMB} MB (samples: ${st.samples.map((x) => `${x.deliveries}: ${x.heapMB} MB`).join(', ')})`,
+    );
+    out.push('');
+  }
+  if (results.client) {
+    out.push('## API client');
+    out.push('');
+    out.push('| mode | calls | ours ms | raw axios ms | ours / axios | sockets ours | sockets axios |');
+    out.push('|---|---:|---:|---:|---:|---:|---:|');
+    for (const mode of ['sequential', 'concurrent']) {
+      const x = results.client[mode];
+      out.push(`| ${mode} (concurrency ${x.concurrency}) | ${x.calls} | ${x.oursWallMs} | ${x.axiosWallMs} | ${x.oursVsAxios} | ${x.oursSockets} | ${x.axiosSockets} |`);
+    }
+    out.push('');
+  }
+  out.push('## Targets (issue 6)');
+  out.push('');
+  out.push('| target | value | |');
+  out.push('|---|---:|---|');
+  for (const t of evaluateTargets(results)) out.push(`| ${t.text} | ${t.value ?? '—'} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : '**miss**'} |`);
+  out.push('');
+  if (results.warnings.length || results.failures.length) {
+    out.push('## Warnings');
+    out.push('');
+    for (const w of [...results.failures, ...results.warnings]) out.push(`- ${w}`);
+    out.push('');
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,360 @@
+#!/usr/bin/env node
+/**
+ * The benchmark harness (`npm run bench`, which compiles lib/ into dist-sample/ first).
+ *
+ *   npm run bench                 full run (~8 min): 5 interleaved rounds, writes bench/results/latest.json
+ *                                 and bench/RESULTS.md
+ *   npm run bench -- --quick      harness check for CI (~1 min): 1 round of 2 s per scenario, writes nothing;
+ *                                 exits non-zero if a scenario of ours or a baseline cannot start, crashes,
+ *                                 answers a non-2xx, or skips its handler; the peer being unavailable only warns
+ *   options: --rounds N --duration S --warmup S --connections N --only id,id --no-memory --no-client
+ *            --out FILE (write results there; a full run defaults to bench/results/latest.json)
+ *
+ * Each HTTP scenario runs in its own child process (bench/scenarios/*.server.js, bench/peers/*.server.js);
+ * autocannon runs here, on 127.0.0.1 only. Each round starts every scenario afresh, in a rotated order,
+ * warms it up, then measures it; medians are taken across rounds and ratios between medians of the
+ * same run.
+ */
+import { fork, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
+import { loadRun } from './lib/load-run.js';
+import { packageVersion } from './lib/package-version.js';
+import { renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
+import { ScenarioProcess } from './lib/scenario-process.js';
+import { SCENARIOS } from './lib/scenarios.js';
+import { median, ratio, round } from './lib/stats.js';
+
+const benchDir = new URL('.', import.meta.url).pathname;
+const rootDir = new URL('..', import.meta.url).pathname;
+const peersDir = `${benchDir}peers`;
+
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    only: { type: 'string' },
+    'no-memory': { type: 'boolean', default: false },
+    'no-client': { type: 'boolean', default: false },
+    out: { type: 'string' },
+  },
+});
+
+const quick = args.quick;
+const config = {
+  mode: quick ? 'quick' : 'full',
+  rounds: Number(args.rounds ?? (quick ? 1 : 5)),
+  durationS: Number(args.duration ?? (quick ? 2 : 6)),
+  warmupS: Number(args.warmup ?? (quick ? 1 : 2)),
+  connections: Number(args.connections ?? 16),
+  pipelining: 1,
+};
+const outFile = args.out ?? (quick ? undefined : `${benchDir}results/latest.json`);
+const only = args.only ? new Set(args.only.split(',')) : undefined;
+
+const failures = [];
+const warnings = [];
+const log = (line) => console.log(line);
+
+// ---- preconditions -------------------------------------------------------------------------------
+
+if (!existsSync(`${rootDir}dist-sample/lib/index.js`)) {
+  console.error('dist-sample/lib/index.js is missing: run `npm run bench` (it compiles lib/ first).');
+  process.exit(1);
+}
+
+/** Installs bench/peers (its own package-lock) when a clean clone has no node_modules there. */
+function ensurePeers() {
+  if (existsSync(`${peersDir}/node_modules/@golevelup/nestjs-stripe/package.json`)) return { available: true };
+  log('bench/peers: installing the peer module (npm ci, isolated from the root package)...');
+  const started = Date.now();
+  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: peersDir,
+    encoding: 'utf8',
+    timeout: 300_000,
+  });
+  if (result.status !== 0 || !existsSync(`${peersDir}/node_modules/@golevelup/nestjs-stripe/package.json`)) {
+    const why = result.error ? result.error.message : (result.stderr || result.stdout || `exit ${result.status}`).trim().split('\n').slice(-3).join(' | ');
+    return { available: false, reason: `npm ci in bench/peers failed: ${why}` };
+  }
+  log(`bench/peers: installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  return { available: true };
+}
+
+/** True when Redis answers PING on 127.0.0.1:6379 within a second. */
+function redisAnswers() {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: 6379 });
+    const done = (ok) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(1000, () => done(false));
+    socket.on('error', () => done(false));
+    socket.on('connect', () => socket.write('PING\r\n'));
+    socket.on('data', (chunk) => done(chunk.toString().startsWith('+PONG')));
+  });
+}
+
+const selected = SCENARIOS.filter((s) => !only || only.has(s.id));
+const unavailable = new Map();
+const wantsPeer = selected.some((s) => s.group === 'peer');
+const peers = wantsPeer ? ensurePeers() : { available: true };
+if (!peers.available) {
+  warnings.push(`peer scenarios not run: ${peers.reason}`);
+  for (const s of selected) if (s.group === 'peer') unavailable.set(s.id, peers.reason);
+}
+if (selected.some((s) => s.needsRedis) && !(await redisAnswers())) {
+  const reason = 'Redis does not answer on 127.0.0.1:6379';
+  warnings.push(`Redis scenarios not run: ${reason}`);
+  for (const s of selected) if (s.needsRedis) unavailable.set(s.id, reason);
+}
+const runnable = selected.filter((s) => !unavailable.has(s.id));
+
+// ---- signed deliveries ---------------------------------------------------------------------------
+
+// Enough distinct pre-signed deliveries that a run never signs on the fly at the rates seen here
+// (a bare Fastify route ~10-15k req/s on 2 cores); past the end the pool signs on the fly, so an id
+// never repeats within a run anyway. Each run starts a new process (new memory store, new Redis key
+// prefix, new queue), which has seen none of them.
+const poolSize = quick ? 60_000 : 250_000;
+const poolStarted = performance.now();
+const pools = {};
+if (runnable.some((s) => s.payload === 'ours')) pools.ours = new DeliveryPool(() => signedDelivery(), poolSize);
+let stripePoolSignedAt = 0;
+/** Stripe deliveries carry a timestamp checked within 300 s: re-sign the pool when it gets old. */
+function stripePool() {
+  if (!pools.stripe || Date.now() - stripePoolSignedAt > 200_000) {
+    const timestamp = Math.floor(Date.now() / 1000);
+    pools.stripe = new DeliveryPool(() => stripeSignedDelivery(timestamp), quick ? 30_000 : 100_000);
+    stripePoolSignedAt = Date.now();
+  }
+  return pools.stripe;
+}
+log(`Signed ${poolSize} deliveries in ${((performance.now() - poolStarted) / 1000).toFixed(1)} s`);
+
+// ---- HTTP scenarios ------------------------------------------------------------------------------
+
+async function runScenario(scenario) {
+  const pool = scenario.payload === 'stripe' ? stripePool() : pools.ours;
+  pool.rewind();
+  let child;
+  try {
+    child = await ScenarioProcess.start({ file: scenario.file, options: scenario.options, cwd: rootDir });
+  } catch (error) {
+    return { error: `did not start: ${error.message}` };
+  }
+  try {
+    const load = { port: child.port, path: scenario.path, pool, connections: config.connections };
+    const warm = await loadRun({ ...load, durationS: config.warmupS });
+    await child.mark();
+    const clientCpu = process.cpuUsage();
+    const measured = await loadRun({ ...load, durationS: config.durationS });
+    const clientCpuMs = (() => {
+      const c = process.cpuUsage(clientCpu);
+      return (c.user + c.system) / 1000;
+    })();
+    const server = await child.report();
+    const ok2xx = measured.requests - measured.non2xx;
+    return {
+      nestVersion: child.nestVersion,
+      rps: measured.rps,
+      p50: measured.p50,
+      p99: measured.p99,
+      requests: measured.requests,
+      non2xx: measured.non2xx + warm.non2xx,
+      errors: measured.errors + warm.errors,
+      timeouts: measured.timeouts + warm.timeouts,
+      statusCodes: measured.statusCodes,
+      handlerRuns: server.handlerRuns,
+      handlerMissing: scenario.runsHandler && server.handlerRuns < ok2xx ? ok2xx - server.handlerRuns : 0,
+      serverCores: server.cpuMs / server.wallMs,
+      clientCores: clientCpuMs / (measured.durationS * 1000),
+      serverHeapMB: server.heapUsedMB,
+      signedOnTheFly: pool.signedOnTheFly,
+    };
+  } catch (error) {
+    return { error: error.message };
+  } finally {
+    const exit = await child.close();
+    if (exit && exit.code !== 0 && exit.signal !== null) warnings.push(`${scenario.id}: child exit ${JSON.stringify(exit)}`);
+  }
+}
+
+const runs = Object.fromEntries(runnable.map((s) => [s.id, []]));
+const startedAt = new Date();
+log(
+  `Running ${runnable.length} scenarios x ${config.rounds} round(s): ${config.warmupS} s warm-up + ${config.durationS} s measured, ` +
+    `${config.connections} connections, on 127.0.0.1`,
+);
+for (let r = 0; r < config.rounds; r++) {
+  const order = runnable.map((_, i) => runnable[(i + r) % runnable.length]);
+  for (const scenario of order) {
+    const result = await runScenario(scenario);
+    runs[scenario.id].push(result);
+    if (result.error) {
+      log(`  round ${r + 1}  ${scenario.id.padEnd(24)} FAILED: ${result.error.split('\n')[0]}`);
+    } else {
+      log(
+        `  round ${r + 1}  ${scenario.id.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  ` +
+          `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores`,
+      );
+    }
+  }
+}
+
+// ---- memory and client ---------------------------------------------------------------------------
+
+/** Runs a benchmark script in a child and returns the message of `type` it sends. */
+function runChild(file, execArgv, type) {
+  return new Promise((resolve, reject) => {
+    const child = fork(`${benchDir}${file}`, quick ? ['--quick'] : [], { execArgv, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    let output = '';
+    let result;
+    child.stdout.on('data', (c) => (output = (output + c).slice(-4000)));
+    child.stderr.on('data', (c) => (output = (output + c).slice(-4000)));
+    child.on('message', (m) => {
+      if (m?.type === type) result = m.result;
+    });
+    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`${file} exited ${code}: ${output.trim().split('\n').slice(-8).join(' | ')}`))));
+  });
+}
+
+let memory;
+if (!args['no-memory'] && !only) {
+  log('Memory: MemoryIdempotencyStore retained size, and heap at steady state...');
+  try {
+    memory = await runChild('memory.bench.js', ['--expose-gc'], 'memory-result');
+    log(
+      `  ${memory.retained.events} completed events retained: ${memory.retained.heapMB} MB heap (+${memory.retained.arrayBuffersMB} MB typed arrays); ` +
+        `${memory.steadyState.deliveries} deliveries, maxEntries ${memory.steadyState.maxEntries}: store ${memory.steadyState.storeSize}, ` +
+        `heap ${memory.steadyState.heapMB} MB, growth over the second half ${memory.steadyState.growthSecondHalfMB} MB`,
+    );
+  } catch (error) {
+    failures.push(`memory benchmark: ${error.message}`);
+  }
+}
+
+let client;
+if (!args['no-client'] && !only) {
+  log('Client: PaymentsService.paymentIntents.retrieve vs raw keep-alive axios...');
+  try {
+    client = await runChild('client.bench.js', [], 'client-result');
+    for (const mode of ['sequential', 'concurrent']) {
+      const c = client[mode];
+      log(
+        `  ${mode.padEnd(10)} ${c.calls} calls @${c.concurrency}: ours ${c.oursWallMs} ms, axios ${c.axiosWallMs} ms (x${c.oursVsAxios}); ` +
+          `sockets ours ${c.oursSockets}, axios ${c.axiosSockets}`,
+      );
+    }
+  } catch (error) {
+    failures.push(`client benchmark: ${error.message}`);
+  }
+}
+
+// ---- summary -------------------------------------------------------------------------------------
+
+const scenarios = {};
+for (const s of selected) {
+  if (unavailable.has(s.id)) {
+    scenarios[s.id] = { title: s.title, unavailable: unavailable.get(s.id) };
+    continue;
+  }
+  const ok = runs[s.id].filter((r) => !r.error);
+  const errors = runs[s.id].filter((r) => r.error).map((r) => r.error);
+  scenarios[s.id] = {
+    title: s.title,
+    rounds: ok.length,
+    nestVersion: ok[0]?.nestVersion,
+    rps: round(median(ok.map((r) => r.rps)), 0),
+    p50Ms: round(median(ok.map((r) => r.p50)), 3),
+    p99Ms: round(median(ok.map((r) => r.p99)), 3),
+    non2xx: ok.reduce((n, r) => n + r.non2xx, 0),
+    socketErrors: ok.reduce((n, r) => n + r.errors, 0),
+    requests: ok.reduce((n, r) => n + r.requests, 0),
+    handlerMissing: ok.reduce((n, r) => n + r.handlerMissing, 0),
+    serverCores: round(median(ok.map((r) => r.serverCores)), 2),
+    clientCores: round(median(ok.map((r) => r.clientCores)), 2),
+    signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
+    perRound: runs[s.id].map((r) => (r.error ? { error: r.error } : { rps: round(r.rps, 0), p50Ms: round(r.p50, 3), p99Ms: round(r.p99, 3), non2xx: r.non2xx, serverCores: round(r.serverCores, 2) })),
+    ...(errors.length ? { errors } : {}),
+  };
+  const blame = (what) => (s.group === 'peer' ? warnings : failures).push(`${s.id}: ${what}`);
+  if (errors.length) blame(`${errors.length} round(s) failed: ${errors[0]}`);
+  if (scenarios[s.id].non2xx > 0) blame(`${scenarios[s.id].non2xx} non-2xx answers (${JSON.stringify(ok.map((r) => r.statusCodes))})`);
+  if (scenarios[s.id].socketErrors > 0) blame(`${scenarios[s.id].socketErrors} socket errors/timeouts`);
+  if (scenarios[s.id].handlerMissing > 0) blame(`the handler did not run for ${scenarios[s.id].handlerMissing} answered deliveries`);
+}
+
+const rps = (id) => scenarios[id]?.rps;
+const ratios = {
+  expressVsBaseline: ratio(rps('ours-express'), rps('baseline-express')),
+  p99VsBaseline: ratio(scenarios['ours-express']?.p99Ms, scenarios['baseline-express']?.p99Ms),
+  fastifyVsBaseline: ratio(rps('ours-fastify'), rps('baseline-fastify')),
+  redisVsMemory: ratio(rps('ours-express-redis'), rps('ours-express')),
+  queuedVsMemory: ratio(rps('ours-express-queued'), rps('ours-express')),
+  clientVsAxios: client?.clientVsAxios ?? null,
+  peerVsItsBaseline: ratio(rps('peer-golevelup-stripe'), rps('peer-baseline')),
+  fastifyVsPeer: ratio(rps('ours-fastify'), rps('peer-golevelup-stripe')),
+  expressVsPeer: ratio(rps('ours-express'), rps('peer-golevelup-stripe')),
+  baselineFastifyVsExpress: ratio(rps('baseline-fastify'), rps('baseline-express')),
+};
+
+const cpuList = cpus();
+const results = {
+  date: startedAt.toISOString(),
+  durationS: round((Date.now() - startedAt.getTime()) / 1000, 0),
+  machine: {
+    cpu: cpuList[0]?.model ?? 'unknown',
+    cores: cpuList.length,
+    memoryGB: round(totalmem() / 2 ** 30, 1),
+    loadAverageAtStart: loadavg().map((l) => round(l, 2)),
+  },
+  versions: {
+    node: process.version,
+    nest: packageVersion('@nestjs/core', rootDir),
+    nestjsPayments: JSON.parse(readFileSync(`${rootDir}package.json`, 'utf8')).version,
+    peerNest: packageVersion('@nestjs/core', peersDir),
+    peerModule: packageVersion('@golevelup/nestjs-stripe', peersDir),
+    stripe: packageVersion('stripe', peersDir),
+    autocannon: packageVersion('autocannon', rootDir),
+  },
+  config: { ...config, payloadBytes: 1024, logLevels: 'log, warn, error, fatal (Nest default minus debug/verbose)' },
+  scenarios,
+  ratios,
+  memory: memory
+    ? {
+        retained100kMB: memory.retained.heapMB,
+        retainedTypedArraysMB: memory.retained.arrayBuffersMB,
+        retainedEvents: memory.retained.events,
+        bytesPerEvent: memory.retained.bytesPerEvent,
+        steadyState: memory.steadyState,
+      }
+    : null,
+  client: client ?? null,
+  warnings,
+  failures,
+};
+
+log('');
+log(renderConsoleTable(results));
+for (const w of warnings) log(`WARNING: ${w}`);
+for (const f of failures) log(`FAILURE: ${f}`);
+
+if (outFile) {
+  mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+  log(`Wrote ${outFile}`);
+  if (!quick && !only) {
+    writeFileSync(`${benchDir}RESULTS.md`, renderResultsMarkdown(results));
+    log(`Wrote ${benchDir}RESULTS.md`);
+  }
+}
+log(`Done in ${results.durationS} s (${config.mode} run).`);
+process.exit(failures.length > 0 ? 1 : 0);
