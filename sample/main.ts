@@ -1,0 +1,55 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { SampleAppModule } from './sample-app.module.js';
+import { listenAndRegister, startEmbeddedSimulator, type EmbeddedSimulator } from './sample.bootstrap.js';
+
+/**
+ * `npm run sample`. Without `PAYMENTS_BASE_URL`, starts the local simulator with a fresh key and runs
+ * the sample against it (in-memory store, inline processing: nothing to install). With it, runs
+ * against that (sandbox) service and starts no simulator. Ctrl-C stops both.
+ */
+async function main(): Promise<void> {
+  const logger = new Logger('Sample');
+  const embedded: EmbeddedSimulator | undefined = process.env['PAYMENTS_BASE_URL']
+    ? undefined
+    : await startEmbeddedSimulator(Number(process.env['SIMULATOR_PORT'] ?? 0));
+  if (embedded !== undefined) logger.log(`payment service simulator at ${embedded.simulator.baseUrl}`);
+
+  let app;
+  try {
+    app = await NestFactory.create(SampleAppModule.forRoot({ env: { ...process.env, ...embedded?.env } }), { rawBody: true });
+    const { url } = await listenAndRegister(app);
+    console.log(`Sample merchant app listening on ${url}`);
+  } catch (error) {
+    await app?.close();
+    await embedded?.simulator.stop();
+    throw error;
+  }
+
+  const started = app;
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      process.exit(130); // a second Ctrl-C: do not wait any longer
+    }
+    stopping = true;
+    logger.log(`${signal}: stopping`);
+    void (async () => {
+      // Simulator first: no new deliveries or retries reach an app that is closing.
+      await embedded?.simulator.stop();
+      await started.close();
+      process.exit(0);
+    })().catch((error: unknown) => {
+      logger.error(`stop failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    });
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? `${error.name}: ${error.message}` : error);
+  process.exit(1);
+});

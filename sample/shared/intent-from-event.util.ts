@@ -1,0 +1,17 @@
+import type { PaymentEventContext } from '../../lib/index.js';
+
+/**
+ * The intent an event is about, with `fields` present: the copy in the event's `data` when it has
+ * them, otherwise the service's current copy through `ctx.retrieveIntent()`. The reference says
+ * `data` is not a frozen schema and asks for exactly this when a field is missing [W12].
+ */
+export async function intentFromEvent<T extends { id: string }>(
+  fromData: T | undefined,
+  fields: readonly (keyof T & string)[],
+  ctx: PaymentEventContext,
+): Promise<T> {
+  if (fromData !== undefined && typeof fromData.id === 'string' && fields.every((field) => fromData[field] !== undefined)) {
+    return fromData;
+  }
+  return (await ctx.retrieveIntent()) as unknown as T;
+}
