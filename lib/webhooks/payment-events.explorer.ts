@@ -18,6 +18,7 @@ type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 @Injectable()
 export class PaymentEventsExplorer implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private explored = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -25,15 +26,21 @@ export class PaymentEventsExplorer implements OnModuleInit {
     private readonly accessor: PaymentEventsMetadataAccessor,
     private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
-  ) {}
+  ) {
+    // Every instance exists before any lifecycle hook runs, so a hook that reads the registry early
+    // (e.g. a queue worker starting) can trigger discovery itself.
+    this.registry.setLoader(() => this.explore());
+  }
 
   onModuleInit(): void {
     this.explore();
     this.logRoutes();
   }
 
-  /** Registers the handlers of every discovered provider and controller. */
+  /** Registers the handlers of every discovered provider and controller (once). */
   explore(): void {
+    if (this.explored) return;
+    this.explored = true;
     const seen = new Set<unknown>();
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       this.exploreWrapper(wrapper, seen);

@@ -33,6 +33,15 @@ const isWildcard = (pattern: PaymentEventPattern): boolean => pattern === '*' ||
 @Injectable()
 export class PaymentEventsRegistry {
   readonly #handlers: PaymentEventHandlerRegistration[] = [];
+  #loader: (() => void) | undefined;
+
+  /**
+   * Set by the explorer: discovery runs on first use if a lifecycle hook (say, a queue worker starting
+   * in its own `onModuleInit`) reads the registry before the explorer's `onModuleInit` ran.
+   */
+  setLoader(loader: () => void): void {
+    this.#loader = loader;
+  }
 
   /** Adds a handler. Returns false (and adds nothing) when a handler with the same id exists. */
   register(handler: PaymentEventHandlerRegistration): boolean {
@@ -43,6 +52,7 @@ export class PaymentEventsRegistry {
 
   /** Every registered handler, in discovery order. */
   handlers(): readonly PaymentEventHandlerRegistration[] {
+    this.load();
     return [...this.#handlers];
   }
 
@@ -52,6 +62,7 @@ export class PaymentEventsRegistry {
    * `'*'` stands for all of them.
    */
   handledEventTypes(): PaymentEventType[] {
+    this.load();
     return this.knownEventTypes().filter((type) => this.handlersFor(type).length > 0).sort();
   }
 
@@ -60,8 +71,16 @@ export class PaymentEventsRegistry {
    * handler names exactly reaches no handler (it is answered 200 and logged at debug).
    */
   handlersFor(type: string): PaymentEventHandlerRegistration[] {
+    this.load();
     const known = this.knownEventTypes().includes(type as PaymentEventType);
     return this.#handlers.filter((handler) => handler.patterns.some((pattern) => matches(pattern, type, known)));
+  }
+
+  private load(): void {
+    const loader = this.#loader;
+    if (loader === undefined) return;
+    this.#loader = undefined;
+    loader();
   }
 
   private knownEventTypes(): PaymentEventType[] {

@@ -476,6 +476,17 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       }
     });
 
+    it("the app's global prefix applies to the route", async () => {
+      const prefixed = await startWebhookApp({ adapter, logger, globalPrefix: 'api', providers: PAYMENT_HANDLER_FIXTURES });
+      try {
+        const event = createPaymentEvent('payment_intent.succeeded');
+        expect((await post(`${prefixed.baseUrl}/api/${PATH}`, sign(event))).status).toBe(200);
+        expect(prefixed.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
+      } finally {
+        await prefixed.close();
+      }
+    });
+
     it('webhooks: false registers no route (404)', async () => {
       const none = await startWebhookApp({ adapter, logger, payments: PaymentsModule.forRoot(fixtureOptions(false)) });
       try {
@@ -563,6 +574,23 @@ describe('webhook receiver on express with bodyParser: false (the module reads t
 
   it('[W13] a signed body that is not JSON answers 400 invalid_json (parsed only after verification)', async () => {
     expect(await post(url, sign('not json at all'))).toEqual({ status: 400, body: { received: false, error: 'invalid_json' } });
+  });
+
+  it('[W1] the middleware follows the route under a global prefix', async () => {
+    const prefixed = await startWebhookApp({
+      adapter: 'express',
+      logger,
+      rawBody: false,
+      bodyParser: false,
+      globalPrefix: 'api',
+      providers: PAYMENT_HANDLER_FIXTURES,
+    });
+    try {
+      const event = createPaymentEvent('payment_intent.succeeded');
+      expect(await post(`${prefixed.baseUrl}/api/${PATH}`, sign(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+    } finally {
+      await prefixed.close();
+    }
   });
 
   it('answers 413 from the declared Content-Length, before reading the body', async () => {

@@ -155,6 +155,15 @@ describe('PaymentEventsExplorer', () => {
     expect(ids(moduleRef.get(PaymentEventsRegistry))).toEqual(['ClassProvided.paid']);
   });
 
+  it('discovers on first use when the registry is read before the lifecycle hooks ran (e.g. by a starting worker)', async () => {
+    moduleRef = await Test.createTestingModule({ imports: [PaymentsModule.forRoot(fixtureOptions())], providers: [ClassProvided] })
+      .setLogger(logger)
+      .compile(); // no init(): the explorer's onModuleInit has not run
+    expect(moduleRef.get(PaymentEventsRegistry).handlersFor('payment_intent.succeeded').map((h) => h.id)).toEqual(['ClassProvided.paid']);
+    await moduleRef.init();
+    expect(ids(moduleRef.get(PaymentEventsRegistry))).toEqual(['ClassProvided.paid']);
+  });
+
   it('logs the route and the handlers of each event at startup', async () => {
     await explore([ClassProvided, StackedDecorators]);
     const lines = logger.messages('log');
