@@ -37,7 +37,11 @@ interface RequestState {
   target: DeliveryTarget;
   /** Attempts since the request was created or last resent (the retry schedule restarts on resend). */
   seriesAttempts: number;
+  /** Timer of the next attempt (a retry, or a first attempt delayed by `delayDeliveries`). */
   retryTimer: NodeJS.Timeout | undefined;
+  /** Settles when the first attempt has finished, whoever started it (the unit, or a resend). */
+  firstAttemptDone: Promise<void>;
+  markFirstAttemptDone: () => void;
 }
 
 /** Requests started one after the other (copies of a sequential duplicate). */
@@ -178,7 +182,9 @@ export class WebhookDeliveryEngine {
       next_attempt_at: null,
       body,
     };
-    const state: RequestState = { record, attempts: [], target, seriesAttempts: 0, retryTimer: undefined };
+    let markFirstAttemptDone: () => void = () => undefined;
+    const firstAttemptDone = new Promise<void>((resolve) => (markFirstAttemptDone = resolve));
+    const state: RequestState = { record, attempts: [], target, seriesAttempts: 0, retryTimer: undefined, firstAttemptDone, markFirstAttemptDone };
     this.#requests.set(record.id, state);
     return state;
   }
@@ -213,9 +219,14 @@ export class WebhookDeliveryEngine {
       if (delay > 0) {
         state.record.status = 'scheduled';
         state.record.next_attempt_at = this.#iso(delay);
-        await this.#sleep(delay);
+        state.retryTimer = this.#setTimer(() => {
+          state.retryTimer = undefined;
+          void this.#attempt(state);
+        }, delay);
+      } else {
+        void this.#attempt(state);
       }
-      await this.#attempt(state);
+      await state.firstAttemptDone;
     }
   }
 
@@ -239,6 +250,7 @@ export class WebhookDeliveryEngine {
 
     const headers = this.#deps.sign(record.body, state.target.secret, record.event_id, Math.floor(this.#deps.now() / 1000));
     const outcome = await this.#post(record.url, headers, record.body);
+    state.markFirstAttemptDone();
     if (this.#stopped) return;
 
     attempt.finished_at = this.#iso();
@@ -319,10 +331,6 @@ export class WebhookDeliveryEngine {
       if (PENDING.has(state.record.status)) counts[state.record.status] = (counts[state.record.status] ?? 0) + 1;
     }
     return Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', ');
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => this.#setTimer(resolve, ms));
   }
 
   #setTimer(fn: () => void, ms: number): NodeJS.Timeout {

@@ -180,7 +180,7 @@ describe('PaymentsSimulator webhook deliveries', () => {
 
     it('[W4] counts an answer that takes longer than deliveryTimeoutMs as a failed attempt and retries', async () => {
       await sim.stop();
-      await boot({ deliveryTimeoutMs: 100 });
+      await boot({ deliveryTimeoutMs: 500 });
       receiver.behaviour = (n) => (n === 1 ? 'hang' : 200);
       await endpoint();
       await paidIntent('cancelled');
@@ -309,16 +309,42 @@ describe('PaymentsSimulator webhook deliveries', () => {
       expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([b.id, a.id]);
     });
 
-    it('delayDeliveries(ms) schedules the first attempt later instead of sending at once', async () => {
-      sim.controls.delayDeliveries(30);
+    it('delayDeliveries(ms) schedules the first attempt ms later instead of sending at once', async () => {
+      await sim.stop();
+      const now = Date.UTC(2026, 0, 1);
+      await boot({ now: () => now });
+      sim.controls.delayDeliveries(60_000);
       await endpoint();
       await paidIntent('cancelled');
       const [request] = sim.webhookRequests();
-      expect(request!.status).toBe('scheduled');
-      expect(request!.next_attempt_at).not.toBeNull();
+      expect(request).toMatchObject({ status: 'scheduled', attempt_count: 0, next_attempt_at: new Date(now + 60_000).toISOString() });
       expect(receiver.deliveries).toHaveLength(0);
+      // A resend does not wait for the delay, and the delayed attempt is not sent on top of it.
+      expect((await api('POST', `/webhook_requests/${request!.id}/resend`)).status).toBe(202);
       await sim.waitForIdle();
       expect(receiver.deliveries).toHaveLength(1);
+      expect(sim.webhookRequests()[0]).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+    });
+
+    it('delayDeliveries(ms) sends the delayed delivery when the delay has passed', async () => {
+      sim.controls.delayDeliveries(20);
+      await endpoint();
+      await paidIntent('cancelled');
+      await sim.waitForIdle();
+      expect(receiver.deliveries).toHaveLength(1);
+    });
+
+    it('release("shuffle") orders the backlog with the injected randomness', async () => {
+      await sim.stop();
+      await boot({ random: () => 0 }); // Fisher-Yates with j = 0 always: [a, b, c] -> [b, c, a]
+      sim.controls.hold();
+      await endpoint();
+      const a = await paidIntent('cancelled');
+      const b = await paidIntent('cancelled');
+      const c = await paidIntent('cancelled');
+      sim.controls.release('shuffle');
+      await sim.waitForIdle();
+      expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([b.id, c.id, a.id]);
     });
 
     it('reset() turns the controls off', async () => {
