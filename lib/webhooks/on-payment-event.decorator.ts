@@ -22,6 +22,7 @@ export function OnPaymentEvent<const P extends readonly [PaymentEventPattern, ..
   propertyKey: string | symbol,
   descriptor: TypedPropertyDescriptor<M>,
 ) => void {
+  if (types.length === 0) throw new TypeError('@OnPaymentEvent() needs at least one event name or wildcard');
   return (_target, _propertyKey, descriptor) => {
     const method = descriptor.value;
     if (typeof method !== 'function') {
