@@ -64,6 +64,7 @@ describe('PaymentEventsQueue on real Redis', () => {
     );
     started.push(queue);
     await queue.onModuleInit();
+    await queue.onApplicationBootstrap();
     return { queue, calls, name, processor: new PaymentEventsQueueProcessor(queue) };
   }
 

@@ -193,6 +193,23 @@ describe('queued processing on BullMQ', () => {
     expect(await jobState(queue.name!, event.id)).toBe('completed');
   });
 
+  it('runs the handlers of a job that was waiting in Redis before the worker app booted', async () => {
+    const queue = queueOptions();
+    const prefix = uniquePrefix('queued');
+    const receiverScript = new HandlerScript();
+    const receiver = await app('R', receiverScript, { ...queue, worker: false }, prefix);
+    const event = createPaymentEvent('payment_intent.succeeded');
+    expect((await deliver(receiver.webhookUrl, signedDelivery(event))).body.outcome).toBe('enqueued');
+    expect(await jobState(queue.name!, event.id)).toBe('waiting');
+
+    const script = new HandlerScript();
+    const worker = await startRedisWorkerContext({ instance: 'W', script, store: sharedStore(prefix), processing: { queue } });
+    closers.push(() => worker.close());
+    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), { what: 'the job to complete' });
+    expect(script.runsOf(event.id)).toEqual([{ instance: 'W', eventId: event.id, deliveryAttempt: 1 }]);
+    expect(receiverScript.runs).toEqual([]);
+  });
+
   it('[W4] hands the job of a worker process killed mid-job to another worker, which completes it', async () => {
     const queue = queueOptions({ lockDurationMs: 1000, stalledIntervalMs: 300, attempts: 50, backoff: { type: 'fixed', delay: 200 } });
     const prefix = uniquePrefix('killed');

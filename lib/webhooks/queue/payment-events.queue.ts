@@ -4,6 +4,7 @@ import {
   Logger,
   Optional,
   type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
@@ -48,13 +49,15 @@ const COMPLETED_JOBS_KEPT = 100_000;
  * `PaymentsConfigurationError`.
  */
 @Injectable()
-export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdown, OnApplicationShutdown {
+export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
   private readonly settings: ResolvedQueueOptions | undefined;
   private readonly retentionSeconds: number;
   private queue: Queue<PaymentEventJobData> | undefined;
   private worker: Worker<PaymentEventJobData> | undefined;
   private owned: DuplicableRedisClient[] = [];
+  private workerConnection: object | undefined;
+  private bullmq: typeof import('bullmq') | undefined;
   private starting: Promise<void> | undefined;
 
   constructor(
@@ -76,10 +79,21 @@ export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdo
     return this.settings?.name;
   }
 
+  /** Loads bullmq and opens the producer, so that deliveries can be enqueued once the app listens. */
   async onModuleInit(): Promise<void> {
     if (!this.settings) return;
     this.starting ??= this.start(this.settings);
     await this.starting;
+  }
+
+  /**
+   * Starts the worker only once every module is initialised: the `@OnPaymentEvent` handlers are
+   * discovered in `onModuleInit`, and a job already waiting in Redis must not be dispatched before.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.settings) return;
+    await this.onModuleInit();
+    if (this.settings.worker && !this.worker) this.startWorker(this.settings);
   }
 
   /**
@@ -160,8 +174,17 @@ export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdo
         'run `npm install bullmq ioredis`, or use processing: inline',
       );
     });
+    if (settings.worker && !this.dispatcher) {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing.queue.worker',
+        'is on, but the webhook receiver (and its dispatcher) is not registered',
+        'configure `webhooks`, or pass worker: false to only enqueue',
+      );
+    }
+    this.bullmq = bullmq;
     const connections = resolveQueueConnections(settings.connection, settings.worker);
     this.owned = connections.owned;
+    this.workerConnection = connections.worker;
 
     this.queue = new bullmq.Queue<PaymentEventJobData>(settings.name, {
       connection: connections.producer,
@@ -175,21 +198,15 @@ export class PaymentEventsQueue implements OnModuleInit, BeforeApplicationShutdo
       },
     });
     this.queue.on('error', (error) => this.logger.error(`Queue ${settings.name}: ${error.message}`));
+    if (!settings.worker) this.logger.log(`Queue ${settings.name}: enqueue only (worker: false)`);
+  }
 
-    if (!settings.worker) {
-      this.logger.log(`Queue ${settings.name}: enqueue only (worker: false)`);
-      return;
-    }
+  private startWorker(settings: ResolvedQueueOptions): void {
+    const bullmq = this.bullmq;
     const dispatcher = this.dispatcher;
-    if (!dispatcher) {
-      throw new PaymentsConfigurationError(
-        'webhooks.processing.queue.worker',
-        'is on, but the webhook receiver (and its dispatcher) is not registered',
-        'configure `webhooks`, or pass worker: false to only enqueue',
-      );
-    }
+    if (!bullmq || !dispatcher || !this.workerConnection) return;
     this.worker = new bullmq.Worker<PaymentEventJobData>(settings.name, (job) => this.run(dispatcher, job), {
-      connection: connections.worker,
+      connection: this.workerConnection,
       concurrency: settings.concurrency,
       lockDuration: settings.lockDurationMs,
       stalledInterval: settings.stalledIntervalMs,
