@@ -31,7 +31,7 @@ export function renderShopCheckoutPage(nonce: string): string {
   button { font: inherit; padding: 8px 16px; border-radius: 6px; border: 1px solid #1f6feb; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #1f6feb; }
   button:disabled { opacity: .5; cursor: default; }
-  iframe { width: 100%; height: 260px; border: 1px solid #d0d7de; border-radius: 8px; margin-top: 12px; background: #fff; }
+  iframe { width: 100%; height: 300px; border: 1px solid #d0d7de; border-radius: 8px; margin-top: 12px; background: #fff; }
   .status { margin-top: 12px; padding: 10px 12px; border-radius: 6px; background: #f6f8fa; font-weight: 600; }
   .status[data-status="paid"], .status[data-status="saved"] { background: #dafbe1; color: #116329; }
   .status[data-status="failed"], .status[data-status="cancelled"] { background: #ffebe9; color: #a40e26; }
@@ -120,6 +120,9 @@ export function renderShopCheckoutPage(nonce: string): string {
     var confirmed = false;
     var settled = false;
     var started = Date.now();
+    // Where the checkout stands, for people debugging and for the browser test:
+    // mounted -> token-sent -> confirmed -> settled.
+    function stage(name) { opts.sectionEl.setAttribute('data-stage', name); }
 
     function onMessage(event) {
       // Only the form we mounted, from its own origin.
@@ -127,9 +130,11 @@ export function renderShopCheckoutPage(nonce: string): string {
       var data = event.data || {};
       if (data.type === 'payments:ready') {
         frame.contentWindow.postMessage({ type: 'payments:embed_token', embed_token: session.embedToken }, session.formOrigin);
+        stage('token-sent');
       } else if (data.type === 'payments:confirm_result') {
         // [C4] a UX signal: the order is settled by the server when the webhook arrives.
         confirmed = true;
+        stage('confirmed');
         if (!settled) show(opts.statusEl, 'processing', LABELS[opts.kind].processing);
       }
     }
@@ -147,6 +152,7 @@ export function renderShopCheckoutPage(nonce: string): string {
         }
         if (record.status !== 'pending') {
           settled = true;
+          stage('settled');
           window.removeEventListener('message', onMessage);
           show(opts.statusEl, record.status, LABELS[opts.kind][record.status] || record.status);
           opts.onSettled(record);
@@ -167,6 +173,7 @@ export function renderShopCheckoutPage(nonce: string): string {
     frame.src = session.formUrl;
     opts.frameEl.textContent = '';
     opts.frameEl.appendChild(frame);
+    stage('mounted');
     show(opts.statusEl, 'waiting', LABELS[opts.kind].waiting);
     poll();
   }
@@ -183,6 +190,7 @@ export function renderShopCheckoutPage(nonce: string): string {
         kind: 'order',
         checkout: created.checkout,
         pollUrl: '/orders/' + encodeURIComponent(created.order.id),
+        sectionEl: document.getElementById('order-section'),
         frameEl: document.getElementById('order-frame'),
         statusEl: statusEl,
         notesEl: document.getElementById('order-notes'),
@@ -204,6 +212,7 @@ export function renderShopCheckoutPage(nonce: string): string {
         kind: 'setup',
         checkout: created.checkout,
         pollUrl: '/payment-methods/setup/' + encodeURIComponent(created.setup.id),
+        sectionEl: document.getElementById('setup-section'),
         frameEl: document.getElementById('setup-frame'),
         statusEl: statusEl,
         notesEl: null,
