@@ -87,7 +87,7 @@ describe('sample checkout page in a browser', () => {
     await expect(page.locator('#order-status').textContent()).resolves.toContain('Paid');
 
     const orderId = await page.locator('body').getAttribute('data-order-id');
-    const order = await (await fetch(`${stack.url}/orders/${orderId}`)).json();
+    const order = (await (await fetch(`${stack.url}/orders/${orderId}`)).json()) as { status: string };
     expect(order.status).toBe('paid');
 
     mkdirSync(dirname(SCREENSHOT), { recursive: true });
