@@ -4,11 +4,13 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import {
   PaymentEventsRegistry,
   PaymentsModule,
+  hmacVerifier,
   type PaymentEvent,
   type PaymentIntent,
   type PaymentEventType,
+  type WebhookVerifier,
 } from '../../../lib/index.js';
-import { createPaymentEvent, type PaymentEventOverrides } from '../../../lib/testing/index.js';
+import { createPaymentEvent, signWebhook, type PaymentEventOverrides } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { ControllableIdempotencyStore } from '../../fixtures/webhooks/controllable-idempotency.store.js';
 import { deferred, until } from '../../fixtures/webhooks/deferred.js';
@@ -319,6 +321,92 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       };
       expect((await post(url, sign(raw))).status).toBe(200);
       expect(seen?.metadata).toEqual({ customer: 'Zo\u00eb' });
+    });
+  });
+
+  describe('signatures with hmacVerifier', () => {
+    const scheme = { header: 'x-payments-signature', prefix: 'sha256=', timestampHeader: 'x-payments-timestamp', signedPayload: 'timestamp.body' } as const;
+    const secret = 'hmac-endpoint-secret';
+    let hmacApp: WebhookApp;
+    beforeAll(async () => {
+      hmacApp = await startWebhookApp({
+        adapter,
+        logger,
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot({ ...fixtureOptions(), webhooks: { verifier: hmacVerifier({ secrets: ['rotated-out', secret], ...scheme }) } }),
+      });
+    });
+    afterAll(async () => {
+      await hmacApp?.close();
+    });
+
+    it('[W8] accepts a delivery signed with the HMAC scheme it was configured with', async () => {
+      const event = createPaymentEvent('payment_intent.succeeded');
+      const signed = signWebhook(event, { scheme: 'hmac', secret, ...scheme });
+      expect(await post(`${hmacApp.baseUrl}/${PATH}`, signed)).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+      expect(hmacApp.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
+    });
+
+    it('[W8] refuses a Standard Webhooks signature: no scheme is assumed beyond the configured one', async () => {
+      expect((await post(`${hmacApp.baseUrl}/${PATH}`, sign(createPaymentEvent('payment_intent.succeeded')))).status).toBe(401);
+    });
+
+    it('[W5] refuses an HMAC delivery with another secret or an old timestamp', async () => {
+      const event = createPaymentEvent('payment_intent.succeeded');
+      expect((await post(`${hmacApp.baseUrl}/${PATH}`, signWebhook(event, { scheme: 'hmac', secret: 'not-the-secret', ...scheme }))).status).toBe(401);
+      const stale = signWebhook(event, { scheme: 'hmac', secret, ...scheme, timestamp: nowSeconds() - 3600 });
+      expect((await post(`${hmacApp.baseUrl}/${PATH}`, stale)).status).toBe(401);
+    });
+  });
+
+  describe('a custom verifier', () => {
+    it('[W1] receives the exact bytes sent, as a Buffer, and the lower-cased headers; may be async', async () => {
+      const seen: Array<{ rawBody: Buffer; signature: unknown }> = [];
+      const verifier: WebhookVerifier = {
+        async verify({ rawBody, headers }) {
+          seen.push({ rawBody, signature: headers['x-custom-signature'] });
+          return headers['x-custom-signature'] === 'let-me-in' ? { valid: true } : { valid: false, reason: 'custom_mismatch' };
+        },
+      };
+      const custom = await startWebhookApp({
+        adapter,
+        logger,
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot({ ...fixtureOptions(), webhooks: { verifier } }),
+      });
+      try {
+        const rawBody = JSON.stringify(createPaymentEvent('payment_intent.succeeded'), null, 1);
+        const ok = await post(`${custom.baseUrl}/${PATH}`, { rawBody, headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'let-me-in' } });
+        expect(ok.status).toBe(200);
+        expect(Buffer.isBuffer(seen[0]?.rawBody)).toBe(true);
+        expect(seen[0]!.rawBody.equals(Buffer.from(rawBody))).toBe(true);
+        const refused = await post(`${custom.baseUrl}/${PATH}`, { rawBody, headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'nope' } });
+        expect(refused).toEqual({ status: 401, body: { received: false, error: 'invalid_signature' } });
+        expect(logger.text()).toContain('custom_mismatch');
+      } finally {
+        await custom.close();
+      }
+    });
+
+    it('[W5] a verifier that throws counts as a failed verification (401)', async () => {
+      const verifier: WebhookVerifier = {
+        verify() {
+          throw new Error('malformed header');
+        },
+      };
+      const custom = await startWebhookApp({
+        adapter,
+        logger,
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot({ ...fixtureOptions(), webhooks: { verifier } }),
+      });
+      try {
+        const event = createPaymentEvent('payment_intent.succeeded');
+        expect((await post(`${custom.baseUrl}/${PATH}`, sign(event))).status).toBe(401);
+        expect(custom.app.get(FulfilmentHandler).calls).toHaveLength(0);
+      } finally {
+        await custom.close();
+      }
     });
   });
 

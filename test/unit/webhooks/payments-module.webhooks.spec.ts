@@ -61,7 +61,7 @@ describe('PaymentsModule webhook wiring', () => {
     expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(PaymentEventsQueueProcessor);
   });
 
-  it('fails at boot without a verifier (there is no default scheme)', async () => {
+  it('[W8] fails at boot without a verifier (there is no default scheme)', async () => {
     const options = fixtureOptions();
     const { verifier: _none, ...webhooks } = options.webhooks as Exclude<typeof options.webhooks, false | undefined>;
     await expect(compile(PaymentsModule.forRoot({ ...options, webhooks: webhooks as never }))).rejects.toThrow(/webhooks\.verifier/);
