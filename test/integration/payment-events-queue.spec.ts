@@ -265,4 +265,30 @@ describe('PaymentEventsQueue on real Redis', () => {
     await expect(inline.failed()).rejects.toThrow(PaymentsConfigurationError);
     await expect(inline.replay('x')).rejects.toThrow(PaymentsConfigurationError);
   });
+
+  describe('queue options', () => {
+    it('fills the defaults of the worker and enqueue settings', () => {
+      const options = resolvedOptions({ connection: { url: REDIS_URL } });
+      const processing = options.webhooks && options.webhooks.processing;
+      expect(processing).toEqual({
+        queue: {
+          connection: { url: REDIS_URL },
+          name: 'payments-webhooks',
+          attempts: 10,
+          backoff: { type: 'exponential', delay: 1000 },
+          concurrency: 1,
+          worker: true,
+          enqueueTimeoutMs: 5000,
+          lockDurationMs: 30_000,
+          stalledIntervalMs: 30_000,
+        },
+      });
+    });
+
+    it.each(['enqueueTimeoutMs', 'lockDurationMs', 'stalledIntervalMs'] as const)('refuses %s: 0 at boot, naming the option', (option) => {
+      expect(() => resolvedOptions({ connection: { url: REDIS_URL }, [option]: 0 })).toThrow(
+        expect.objectContaining({ name: 'PaymentsConfigurationError', option: `webhooks.processing.queue.${option}` }),
+      );
+    });
+  });
 });

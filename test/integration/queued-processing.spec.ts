@@ -244,7 +244,8 @@ describe('queued processing on BullMQ', () => {
     closers.push(() => worker.close());
     await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), {
       what: 'the surviving worker to complete the job',
-      timeoutMs: 60_000,
+      // With BullMQ's defaults (30 s lock, 30 s stalled checks) this would take 30-60 s: the options are in use.
+      timeoutMs: 25_000,
     });
     expect(script.runsOf(event.id)).toHaveLength(1);
     expect(producerScript.runs).toEqual([]);

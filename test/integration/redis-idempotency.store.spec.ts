@@ -1,7 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { Redis } from 'ioredis';
-import { RedisIdempotencyStore } from '../../lib/webhooks/stores/redis-idempotency.store.js';
+import type { Cluster, Redis } from 'ioredis';
+import { RedisIdempotencyStore, type RedisScriptClient } from '../../lib/webhooks/stores/redis-idempotency.store.js';
 import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
+
+// Compile-time: both kinds of ioredis client are accepted (checked by `npm run typecheck`).
+type Expect<T extends true> = T;
+export type AcceptsIoredisRedis = Expect<Redis extends RedisScriptClient ? true : false>;
+export type AcceptsIoredisCluster = Expect<Cluster extends RedisScriptClient ? true : false>;
 
 const LONG_LEASE_MS = 60_000;
 const RETENTION_MS = 60_000;
