@@ -175,6 +175,7 @@ async function runScenario(scenario) {
       handlerRuns: server.handlerRuns,
       handlerMissing: scenario.runsHandler && server.handlerRuns < ok2xx ? ok2xx - server.handlerRuns : 0,
       serverCores: server.cpuMs / server.wallMs,
+      serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
       serverHeapMB: server.heapUsedMB,
       signedOnTheFly: pool.signedOnTheFly,
@@ -203,7 +204,7 @@ for (let r = 0; r < config.rounds; r++) {
     } else {
       log(
         `  round ${r + 1}  ${scenario.id.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  ` +
-          `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores`,
+          `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores, ${result.serverCpuUsPerRequest?.toFixed(0)} µs CPU/req`,
       );
     }
   }
@@ -280,9 +281,10 @@ for (const s of selected) {
     requests: ok.reduce((n, r) => n + r.requests, 0),
     handlerMissing: ok.reduce((n, r) => n + r.handlerMissing, 0),
     serverCores: round(median(ok.map((r) => r.serverCores)), 2),
+    serverCpuUsPerRequest: round(median(ok.map((r) => r.serverCpuUsPerRequest)), 1),
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
     signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
-    perRound: runs[s.id].map((r) => (r.error ? { error: r.error } : { rps: round(r.rps, 0), p50Ms: round(r.p50, 3), p99Ms: round(r.p99, 3), non2xx: r.non2xx, serverCores: round(r.serverCores, 2) })),
+    perRound: runs[s.id].map((r) => (r.error ? { error: r.error } : { rps: round(r.rps, 0), p50Ms: round(r.p50, 3), p99Ms: round(r.p99, 3), non2xx: r.non2xx, serverCores: round(r.serverCores, 2), serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1) })),
     ...(errors.length ? { errors } : {}),
   };
   const blame = (what) => (s.group === 'peer' ? warnings : failures).push(`${s.id}: ${what}`);
@@ -304,6 +306,15 @@ const ratios = {
   fastifyVsPeer: ratio(rps('ours-fastify'), rps('peer-golevelup-stripe')),
   expressVsPeer: ratio(rps('ours-express'), rps('peer-golevelup-stripe')),
   baselineFastifyVsExpress: ratio(rps('baseline-fastify'), rps('baseline-express')),
+};
+// Server CPU time per request, ours over the baseline: a second view of the overhead that depends
+// less on how busy the machine is than req/s does (a ratio > 1 means we spend more per request).
+const cpu = (id) => scenarios[id]?.serverCpuUsPerRequest;
+const cpuPerRequest = {
+  expressVsBaseline: ratio(cpu('ours-express'), cpu('baseline-express')),
+  fastifyVsBaseline: ratio(cpu('ours-fastify'), cpu('baseline-fastify')),
+  redisVsMemory: ratio(cpu('ours-express-redis'), cpu('ours-express')),
+  peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
 };
 
 const cpuList = cpus();
@@ -328,6 +339,7 @@ const results = {
   config: { ...config, payloadBytes: 1024, logLevels: 'log, warn, error, fatal (Nest default minus debug/verbose)' },
   scenarios,
   ratios,
+  cpuPerRequest,
   memory: memory
     ? {
         retained100kMB: memory.retained.heapMB,

@@ -22,7 +22,7 @@ function rows(results) {
 /** A plain-text table for the terminal. */
 export function renderConsoleTable(results) {
   const lines = [
-    `${'scenario'.padEnd(24)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs base'.padStart(7)} ${'non-2xx'.padStart(7)} ${'srv cpu'.padStart(7)}`,
+    `${'scenario'.padEnd(24)} ${'req/s'.padStart(7)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'vs base'.padStart(7)} ${'non-2xx'.padStart(7)} ${'srv cpu'.padStart(7)} ${'µs/req'.padStart(7)}`,
   ];
   for (const { id, s, vs } of rows(results)) {
     if (s.unavailable) {
@@ -30,10 +30,11 @@ export function renderConsoleTable(results) {
       continue;
     }
     lines.push(
-      `${id.padEnd(24)} ${fmt(s.rps, 0).padStart(7)} ${fmt(s.p50Ms).padStart(7)} ${fmt(s.p99Ms).padStart(7)} ${(vs ? fmt(vs, 3) : '').padStart(7)} ${String(s.non2xx).padStart(7)} ${fmt(s.serverCores).padStart(7)}`,
+      `${id.padEnd(24)} ${fmt(s.rps, 0).padStart(7)} ${fmt(s.p50Ms).padStart(7)} ${fmt(s.p99Ms).padStart(7)} ${(vs ? fmt(vs, 3) : '').padStart(7)} ${String(s.non2xx).padStart(7)} ${fmt(s.serverCores).padStart(7)} ${fmt(s.serverCpuUsPerRequest, 0).padStart(7)}`,
     );
   }
   lines.push('', 'ratios: ' + Object.entries(results.ratios).map(([k, v]) => `${k} ${v ?? '—'}`).join(', '));
+  lines.push('server CPU per request, ratios: ' + Object.entries(results.cpuPerRequest).map(([k, v]) => `${k} ${v ?? '—'}`).join(', '));
   if (results.memory) lines.push(`memory: retained100kMB ${results.memory.retained100kMB}`);
   return lines.join('\n');
 }
@@ -59,15 +60,15 @@ export function renderResultsMarkdown(results) {
   out.push('');
   out.push('## Webhook ingestion');
   out.push('');
-  out.push('| scenario | req/s | p50 ms | p99 ms | vs its baseline | non-2xx | server CPU (cores) |');
-  out.push('|---|---:|---:|---:|---:|---:|---:|');
+  out.push('| scenario | req/s | p50 ms | p99 ms | vs its baseline | non-2xx | server CPU (cores) | server CPU µs/request |');
+  out.push('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const { id, s, vs, base } of rows(results)) {
     if (s.unavailable) {
-      out.push(`| \`${id}\`: ${s.title} | not run: ${s.unavailable} | | | | | |`);
+      out.push(`| \`${id}\`: ${s.title} | not run: ${s.unavailable} | | | | | | |`);
       continue;
     }
     out.push(
-      `| \`${id}\`: ${s.title} | ${fmt(s.rps, 0)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${vs ? `${fmt(vs, 3)} (of \`${base}\`)` : '—'} | ${s.non2xx} | ${fmt(s.serverCores)} |`,
+      `| \`${id}\`: ${s.title} | ${fmt(s.rps, 0)} | ${fmt(s.p50Ms)} | ${fmt(s.p99Ms)} | ${vs ? `${fmt(vs, 3)} (of \`${base}\`)` : '—'} | ${s.non2xx} | ${fmt(s.serverCores)} | ${fmt(s.serverCpuUsPerRequest, 0)} |`,
     );
   }
   out.push('');
@@ -76,6 +77,12 @@ export function renderResultsMarkdown(results) {
   out.push('| ratio | value |');
   out.push('|---|---:|');
   for (const [k, val] of Object.entries(results.ratios)) out.push(`| \`${k}\` | ${val ?? '—'} |`);
+  out.push('');
+  out.push('Server CPU time per request, ours over the reference (> 1: we spend more per request; depends less on machine noise than req/s):');
+  out.push('');
+  out.push('| ratio | value |');
+  out.push('|---|---:|');
+  for (const [k, val] of Object.entries(results.cpuPerRequest)) out.push(`| \`${k}\` | ${val ?? '—'} |`);
   out.push('');
   if (results.memory) {
     const mem = results.memory;
