@@ -31,6 +31,7 @@ import {
   PREVIOUS_SECRET,
   fixtureOptions,
   post,
+  postHttps,
   sign,
   startWebhookApp,
   type AdapterName,
@@ -494,6 +495,23 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       const answer = await post(`${strict.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')));
       expect(answer).toEqual({ status: 403, body: { received: false, error: 'https_required' } });
       expect(strict.app.get(FulfilmentHandler).calls).toHaveLength(0);
+    });
+
+    it('[W6] a delivery over HTTPS is accepted when HTTPS is required', async () => {
+      const tls = await startWebhookApp({
+        adapter,
+        logger,
+        https: true,
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot(fixtureOptions({ requireHttps: true })),
+      });
+      try {
+        const event = createPaymentEvent('payment_intent.succeeded');
+        expect(await postHttps(`${tls.baseUrl}/${PATH}`, sign(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+        expect(tls.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
+      } finally {
+        await tls.close();
+      }
     });
 
     it('[W6] X-Forwarded-Proto is ignored when the app does not trust its proxy', async () => {
