@@ -12,6 +12,7 @@ export type WebhookRejectionReason =
   | 'https_required'
   | 'payload_too_large'
   | 'raw_body_unavailable'
+  | 'unsupported_media_type'
   | 'invalid_signature'
   | 'invalid_json'
   | 'invalid_payload'

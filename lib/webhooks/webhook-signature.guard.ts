@@ -33,7 +33,8 @@ export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDeli
 
 /**
  * Lets a webhook delivery through only once it is proven to come from the service, in this order:
- * HTTPS when required (403) -> size (413) -> raw body present (500, with a log line naming the fix) ->
+ * HTTPS when required (403) -> size (413) -> raw body present (500, with a log line naming the fix; 415
+ * when the framework kept no raw bytes because the body is not declared as JSON) ->
  * the configured verifier over the RAW bytes (401) -> JSON and WebhookEventPayload shape (400) ->
  * `webhook_id` among `endpointIds` (401). Nothing is parsed, stored or run before the signature is
  * verified. Override the protected hooks to adapt one step.
@@ -65,6 +66,12 @@ export class WebhookSignatureGuard implements CanActivate {
     }
     const rawBody = this.getRawBody(request);
     if (!rawBody) {
+      // Fastify parses text/plain into a string and keeps no raw bytes of it, even with `rawBody: true`:
+      // such a request is input the service never sends, not a misconfigured app, so it is refused with
+      // a 4xx (not a 500 and an error line that anyone could trigger at will).
+      if (!this.isJsonContentType(request)) {
+        this.reject(415, 'unsupported_media_type', 'the body is not declared as JSON and no raw bytes of it were kept');
+      }
       this.logger.error(RAW_BODY_MISSING_MESSAGE);
       throw new WebhookRejectionException(500, 'raw_body_unavailable');
     }
@@ -97,6 +104,14 @@ export class WebhookSignatureGuard implements CanActivate {
   /** The bytes exactly as received: `rawBody: true` (Express, Fastify) or the module's middleware. */
   protected getRawBody(request: WebhookRequestLike): Buffer | undefined {
     return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
+  }
+
+  /** Whether the request declares a JSON body (`application/json` or a `+json` type), as deliveries do. */
+  protected isJsonContentType(request: WebhookRequestLike): boolean {
+    const header = request.headers['content-type'];
+    const value = (Array.isArray(header) ? header[0] : header) ?? '';
+    const type = value.split(';', 1)[0]!.trim().toLowerCase();
+    return type === 'application/json' || type.endsWith('+json');
   }
 
   /** Runs the configured verifier; a verifier that throws counts as a failed verification. */
