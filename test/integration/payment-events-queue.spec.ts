@@ -224,14 +224,14 @@ describe('PaymentEventsQueue on real Redis', () => {
   });
 
   it('answers 503 when Redis goes away after the queue started (the producer does not queue commands offline)', async () => {
-    const user = createRedis();
+    // disconnectTimeout (inherited by the module's duplicates): ioredis otherwise keeps a 2 s timer after stopping a dropped socket.
+    const user = createRedis({ disconnectTimeout: 10 });
     clients.push(user);
     const { processor, queue } = await startQueue({ connection: user, worker: false, enqueueTimeoutMs: 10_000 });
     await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
     // Cut the module's producer connection (the user's client is not touched) and keep it down.
     const producer = (queue as unknown as { owned: Redis[] }).owned[0]!;
     producer.options.retryStrategy = () => 60_000;
-    producer.options.disconnectTimeout = 10;
     producer.disconnect(true);
     await waitFor(() => (producer.status !== 'ready' ? true : undefined), { what: 'the producer to drop' });
     const started = Date.now();
