@@ -256,6 +256,19 @@ describe('PaymentEventsQueue on real Redis', () => {
     expect(await user.ping()).toBe('PONG');
   });
 
+  it.each([
+    ['ioredis options', () => ({ url: REDIS_URL, keyPrefix: 'app:' })],
+    ['an ioredis client', () => {
+      const client = createRedis({ keyPrefix: 'app:' });
+      clients.push(client);
+      return client;
+    }],
+  ])('fails at boot with a PaymentsConfigurationError when %s set a keyPrefix', async (_label, connection) => {
+    await expect(startQueue({ connection: connection() })).rejects.toThrow(
+      expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'webhooks.processing.queue.connection' }),
+    );
+  });
+
   it('rejects inspection with a PaymentsConfigurationError in inline mode', async () => {
     const inline = new PaymentEventsQueue(
       validatePaymentsOptions({ apiKey: 'sk_test_x', environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: { verifier } }),

@@ -17,7 +17,7 @@ import type { PaymentEvent } from '../payment-event.types.js';
 import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
 import { PaymentEventJobError } from './payment-event-job.error.js';
 import type { FailedPaymentEvent, PaymentEventEnqueueOutcome, PaymentEventJobData } from './payment-event-job.interface.js';
-import { resolveQueueConnections, type DuplicableRedisClient } from './queue-connection.util.js';
+import { resolveQueueConnections, usesKeyPrefix, type DuplicableRedisClient } from './queue-connection.util.js';
 
 type ResolvedQueueOptions = Exclude<ResolvedWebhooksOptions['processing'], 'inline'>['queue'];
 
@@ -179,6 +179,13 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
         'webhooks.processing.queue.worker',
         'is on, but the webhook receiver (and its dispatcher) is not registered',
         'configure `webhooks`, or pass worker: false to only enqueue',
+      );
+    }
+    if (usesKeyPrefix(settings.connection)) {
+      throw new PaymentsConfigurationError(
+        'webhooks.processing.queue.connection',
+        'uses an ioredis keyPrefix, which BullMQ does not support',
+        'pass a client or options without keyPrefix (the queue keeps its keys under bull:<name>:)',
       );
     }
     this.bullmq = bullmq;

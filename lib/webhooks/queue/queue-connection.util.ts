@@ -18,6 +18,16 @@ export function isRedisClient(connection: PaymentsQueueConnection): connection i
   return typeof candidate.duplicate === 'function' && typeof candidate.quit === 'function';
 }
 
+/** Whether the client or options set an ioredis `keyPrefix` (BullMQ refuses it; it has its own `prefix`). */
+export function usesKeyPrefix(connection: PaymentsQueueConnection): boolean {
+  const options = isRedisClient(connection)
+    ? connection.isCluster === true
+      ? connection.options?.redisOptions
+      : (connection as { options?: Record<string, unknown> }).options
+    : (connection as Record<string, unknown>);
+  return typeof options?.['keyPrefix'] === 'string' && options['keyPrefix'] !== '';
+}
+
 /**
  * The connections of one queue. Producer and worker each get their own: the producer fails fast when
  * Redis is unreachable (`enableOfflineQueue: false`, so a delivery is answered 503 instead of
