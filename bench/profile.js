@@ -90,11 +90,12 @@ export function analyzeProfile(profile) {
   return { busyMs: busy / 1000, idleMs: idle / 1000, fns: [...fns.values()], areas: [...areas.entries()], busy };
 }
 
-function printAnalysis(a, top) {
+function printAnalysis(a, top, requests) {
   const pct = (us) => `${((100 * us) / a.busy).toFixed(1).padStart(5)}%`;
-  console.log(`\nCPU busy ${a.busyMs.toFixed(0)} ms, idle ${a.idleMs.toFixed(0)} ms; percentages are of busy time.\n`);
-  console.log('Self time by area:');
-  for (const [area, us] of a.areas.filter(([area]) => area !== '(idle)').sort((x, y) => y[1] - x[1])) console.log(`  ${pct(us)}  ${area}`);
+  const perRequest = (us) => (requests ? `  ${(us / requests).toFixed(1).padStart(6)} µs/req` : '');
+  console.log(`\nCPU busy ${a.busyMs.toFixed(0)} ms, idle ${a.idleMs.toFixed(0)} ms; percentages are of busy time (start-up included).\n`);
+  console.log(`Self time by area${requests ? ` (and per request, over the ${requests} requests served)` : ''}:`);
+  for (const [area, us] of a.areas.filter(([area]) => area !== '(idle)').sort((x, y) => y[1] - x[1])) console.log(`  ${pct(us)}${perRequest(us)}  ${area}`);
   console.log(`\nOur functions (lib/) by self time (inclusive in brackets):`);
   for (const f of a.fns.filter((f) => f.area === 'ours (lib/)').sort((x, y) => y.self - x.self).slice(0, top)) {
     console.log(`  ${pct(f.self)}  [${pct(f.inclusive)}]  ${f.key}`);
@@ -125,10 +126,11 @@ const child = await ScenarioProcess.start({
   execArgv: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
 });
 await loadRun({ port: child.port, path: scenario.path, pool, connections: Number(args.connections), durationS: 2 });
+const warm = pool.used;
 const run = await loadRun({ port: child.port, path: scenario.path, pool, connections: Number(args.connections), durationS: Number(args.duration) });
 await child.close();
 console.log(`${scenario.id}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, non-2xx ${run.non2xx} (under the profiler)`);
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile written in ${dir}`);
 console.log(`profile: ${join(dir, file)}`);
-printAnalysis(analyzeProfile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), Number(args.top));
+printAnalysis(analyzeProfile(JSON.parse(readFileSync(join(dir, file), 'utf8'))), Number(args.top), warm + run.requests);

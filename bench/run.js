@@ -174,6 +174,8 @@ async function runScenario(scenario) {
       statusCodes: measured.statusCodes,
       handlerRuns: server.handlerRuns,
       handlerMissing: scenario.runsHandler && server.handlerRuns < ok2xx ? ok2xx - server.handlerRuns : 0,
+      // Queued: every 2xx (warm-up included) promises a job durably in the queue.
+      jobsMissing: server.extra?.jobsQueued !== undefined ? Math.max(0, ok2xx + warm.requests - warm.non2xx - server.extra.jobsQueued) : 0,
       serverCores: server.cpuMs / server.wallMs,
       serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
@@ -280,6 +282,7 @@ for (const s of selected) {
     socketErrors: ok.reduce((n, r) => n + r.errors, 0),
     requests: ok.reduce((n, r) => n + r.requests, 0),
     handlerMissing: ok.reduce((n, r) => n + r.handlerMissing, 0),
+    jobsMissing: ok.reduce((n, r) => n + r.jobsMissing, 0),
     serverCores: round(median(ok.map((r) => r.serverCores)), 2),
     serverCpuUsPerRequest: round(median(ok.map((r) => r.serverCpuUsPerRequest)), 1),
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
@@ -292,6 +295,7 @@ for (const s of selected) {
   if (scenarios[s.id].non2xx > 0) blame(`${scenarios[s.id].non2xx} non-2xx answers (${JSON.stringify(ok.map((r) => r.statusCodes))})`);
   if (scenarios[s.id].socketErrors > 0) blame(`${scenarios[s.id].socketErrors} socket errors/timeouts`);
   if (scenarios[s.id].handlerMissing > 0) blame(`the handler did not run for ${scenarios[s.id].handlerMissing} answered deliveries`);
+  if (scenarios[s.id].jobsMissing > 0) blame(`${scenarios[s.id].jobsMissing} acknowledged deliveries have no job in the queue`);
 }
 
 const rps = (id) => scenarios[id]?.rps;

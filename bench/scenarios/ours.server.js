@@ -5,6 +5,7 @@
  *   adapter: 'express' | 'fastify'
  *   store: 'memory' (default store) | 'redis' (RedisIdempotencyStore on 127.0.0.1:6379, own key prefix)
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
+ *   logger: Nest log levels (default BENCH_LOG_LEVELS); lib: URL of another compiled lib/index.js
  * Keys and jobs of a Redis scenario are removed when the parent closes it.
  */
 import 'reflect-metadata';
@@ -14,12 +15,21 @@ import { BENCH_LOG_LEVELS, BENCH_SECRET, EVENT_TYPE, SIGNATURE_HEADER, WEBHOOK_P
 import { decorateClass, decorateMethod } from '../lib/decorate.js';
 import { packageVersion } from '../lib/package-version.js';
 import { handlerCounter, scenarioOptions, serveScenario } from '../lib/scenario-ipc.js';
-import { OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } from '../../dist-sample/lib/index.js';
 
-const { adapter = 'express', store = 'memory', processing = 'inline', logger = BENCH_LOG_LEVELS } = scenarioOptions();
+const {
+  adapter = 'express',
+  store = 'memory',
+  processing = 'inline',
+  logger = BENCH_LOG_LEVELS,
+  // Another compiled copy of lib/ (its index.js), to compare a change before/after in one run.
+  lib = new URL('../../dist-sample/lib/index.js', import.meta.url).href,
+} = scenarioOptions();
+const { OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(lib);
 const runId = `bench-${process.pid}-${Date.now()}`;
 const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 };
 const cleanups = [];
+/** Reports what the parent checks beside the answers (queued: the jobs really in the queue). */
+let extra;
 
 class PaymentHandlers {
   onSucceeded() {
@@ -48,9 +58,10 @@ async function webhooksOptions() {
   if (processing === 'queued') {
     const name = runId;
     options.processing = { queue: { connection: redisOptions, name, worker: false } };
+    const { Queue } = await import('bullmq');
+    const queue = new Queue(name, { connection: redisOptions });
+    extra = async () => ({ jobsQueued: await queue.count() });
     cleanups.push(async () => {
-      const { Queue } = await import('bullmq');
-      const queue = new Queue(name, { connection: redisOptions });
       await queue.obliterate({ force: true });
       await queue.close();
     });
@@ -93,6 +104,7 @@ await app.listen(0, '127.0.0.1');
 serveScenario({
   port: app.getHttpServer().address().port,
   nestVersion: packageVersion('@nestjs/core', import.meta.dirname),
+  extra,
   close: async () => {
     await app.close();
     for (const cleanup of cleanups) await cleanup();
