@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
+import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
@@ -41,10 +42,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const maxEntries = options.maxEntries ?? 100_000;
     const retentionSeconds = options.retentionSeconds ?? 259_200;
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-      throw new RangeError('MemoryIdempotencyStore: maxEntries must be an integer >= 1');
+      throw new PaymentsConfigurationError('MemoryIdempotencyStore maxEntries', 'must be an integer >= 1', 'pass a whole number above (events per retention period x handlers), or omit it for 100000');
     }
     if (!Number.isFinite(retentionSeconds) || retentionSeconds <= 0) {
-      throw new RangeError('MemoryIdempotencyStore: retentionSeconds must be a number > 0');
+      throw new PaymentsConfigurationError('MemoryIdempotencyStore retentionSeconds', 'must be a number > 0', 'pass seconds (at least the service\'s retry window), or omit it for 259200 (3 days)');
     }
     this.#entries = new LRUCache<string, Entry>({ max: maxEntries });
     this.#retentionMs = retentionSeconds * 1000;

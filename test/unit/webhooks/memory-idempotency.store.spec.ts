@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { MemoryIdempotencyStore } from '../../../lib/index.js';
+import { MemoryIdempotencyStore, PaymentsConfigurationError } from '../../../lib/index.js';
 
 const LEASE = 30_000;
 const RETENTION = 60_000;
@@ -128,7 +128,7 @@ describe('MemoryIdempotencyStore', () => {
   });
 
   it('rejects a nonsensical size or retention', () => {
-    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(RangeError);
-    expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(RangeError);
+    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/`MemoryIdempotencyStore maxEntries`.*Fix:/);
+    expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(PaymentsConfigurationError);
   });
 });
