@@ -4,6 +4,9 @@ import { Logger } from '@nestjs/common';
 import { CHAOS_PAYMENTS, FUZZ_RUNS, FUZZ_SEED } from './support/chaos-sizes.js';
 import { auditLogger, leakAudit, report } from './support/chaos.context.js';
 import { describeReceiverFuzz, fuzzRunsPerAdapter } from './parts/receiver-fuzz.part.js';
+import { CHAOS_CONFIGURATIONS, describeSimulatorChaos } from './parts/simulator-chaos.part.js';
+import { describeRateLimitStorm } from './parts/rate-limit-storm.part.js';
+import { describeLeakAudit } from './parts/leak-audit.part.js';
 
 /*
  * `npm run test:chaos`: hostile input, faults and load, in one spec file so that its parts run in this
@@ -21,6 +24,9 @@ afterAll(() => restoreOutput());
 const runs = fuzzRunsPerAdapter();
 describeReceiverFuzz('express', runs.express, FUZZ_SEED);
 describeReceiverFuzz('fastify', runs.fastify, FUZZ_SEED + 1);
+for (const configuration of CHAOS_CONFIGURATIONS) describeSimulatorChaos(configuration, CHAOS_PAYMENTS);
+describeRateLimitStorm(CHAOS_PAYMENTS);
+describeLeakAudit();
 
 describe('reliability table', () => {
   it('prints the figures and every bad figure is zero', () => {
@@ -29,5 +35,8 @@ describe('reliability table', () => {
     const file = report.write({ fuzzRuns: FUZZ_RUNS, chaosPayments: CHAOS_PAYMENTS, fuzzSeed: FUZZ_SEED, date: new Date().toISOString() });
     process.stdout.write(`figures written to ${file}\n`);
     expect(report.badLines()).toEqual([]);
+    expect(report.missingParts()).toEqual([]);
+    // The table itself went through the watched stdout.
+    expect(leakAudit.hits).toEqual([]);
   });
 });

@@ -13,6 +13,7 @@ import {
   type WebhookVerifier,
 } from '../../../lib/index.js';
 import type { AuditLogger } from '../support/audit.logger.js';
+import { leakAudit } from '../support/leak-audit.js';
 
 export type FuzzAdapter = 'express' | 'fastify';
 export type FuzzScheme = 'standard' | 'hmac';
@@ -71,7 +72,11 @@ export class FuzzEventRecorder {
     }
     entry[handler].invoked += 1;
     const metadata = event.metadata as { fuzz_fail?: unknown } | null;
-    if (metadata !== null && metadata.fuzz_fail === true) throw new Error(`injected fuzz failure in ${handler} handler`);
+    if (metadata !== null && metadata.fuzz_fail === true) {
+      const failure = new Error(`injected fuzz failure in ${handler} handler`);
+      leakAudit.scanError(failure, 'injected fuzz failure');
+      throw failure;
+    }
     entry[handler].completed += 1;
   }
 }

@@ -80,9 +80,11 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
     const tally = newTally();
     const accepted = new Map<string, AcceptedEvent>();
     let started = 0;
+    let auditMark = leakAudit.mark();
 
     beforeAll(async () => {
       started = Date.now();
+      auditMark = leakAudit.mark();
       crashes.install();
       leakAudit.addApiKey('fuzz API key', FUZZ_API_KEY);
       FUZZ_STANDARD_SECRETS.forEach((secret, i) => leakAudit.addWebhookSecret(`fuzz standard secret ${i}`, secret));
@@ -114,6 +116,7 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         answers500: tally.answers500,
         injectedFailures: tally.injectedFailures,
         durationS: (Date.now() - started) / 1000,
+        ...leakAudit.since(auditMark),
       });
     });
 

@@ -53,6 +53,16 @@ export class LeakAudit {
     return this.#add(label, forms);
   }
 
+  /** Where the counters stand, to attribute what follows to one part of the run. */
+  mark(): { hits: number; lines: number; errors: number } {
+    return { hits: this.hits.length, lines: this.linesScanned, errors: this.errorsRendered };
+  }
+
+  /** Leaks found, texts scanned and errors rendered since `mark`, as report figures. */
+  since(mark: { hits: number; lines: number; errors: number }): { leaks: number; logLines: number; errorsRendered: number } {
+    return { leaks: this.hits.length - mark.hits, logLines: this.linesScanned - mark.lines, errorsRendered: this.errorsRendered - mark.errors };
+  }
+
   /** How many distinct needles are searched for. */
   get needleCount(): number {
     return this.#needles.length;

@@ -37,6 +37,7 @@ export const FIGURES: readonly FigureDefinition[] = [
   { key: 'rateLimited', label: '429 answers', bad: false },
   { key: 'rateLimitErrors', label: 'calls failed with PaymentsRateLimitError', bad: false },
   { key: 'heapGrowthMb', label: 'heap growth after warm-up', bad: false, unit: 'MB' },
+  { key: 'needles', label: 'secret forms searched for', bad: false },
   { key: 'logLines', label: 'log lines and texts scanned for secrets', bad: false },
   { key: 'errorsRendered', label: 'errors rendered and scanned', bad: false },
   { key: 'durationS', label: 'duration', bad: false, unit: 's' },
@@ -72,6 +73,11 @@ export class ReliabilityReport {
       if (value === undefined) continue;
       entry.figures[key] = (entry.figures[key] ?? 0) + value;
     }
+  }
+
+  /** Sum of one figure over every part. */
+  sum(key: string): number {
+    return this.#parts.reduce((total, part) => total + (part.figures[key] ?? 0), 0);
   }
 
   /** Parts that were expected but never reported. */
