@@ -95,7 +95,8 @@ export class PaymentEventsRegistry {
 }
 
 function matches(pattern: PaymentEventPattern, type: string, known: boolean): boolean {
-  if (pattern === type) return true;
+  // A wildcard stands for names; an event literally named '*' or 'payment_intent.*' is not one of them.
+  if (pattern === type) return !isWildcard(pattern);
   if (!known) return false;
   if (pattern === '*') return true;
   return pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1));
