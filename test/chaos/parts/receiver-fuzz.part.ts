@@ -5,7 +5,7 @@ import { FUZZ_RUNS, FUZZ_SEED } from '../support/chaos-sizes.js';
 import { auditLogger, CrashWatch, leakAudit, PARTS, report } from '../support/chaos.context.js';
 import { heapUsedAfterGc, MB } from '../support/heap.probe.js';
 import { fuzzCase } from '../fuzz/fuzz-case.arbitraries.js';
-import type { FuzzCaseSpec } from '../fuzz/fuzz-case.model.js';
+import type { EventBodySpec, FuzzCaseSpec } from '../fuzz/fuzz-case.model.js';
 import { boundHandlers } from '../fuzz/fuzz-delivery.oracle.js';
 import {
   FUZZ_API_KEY,
@@ -208,6 +208,17 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         expect(request.expect.accepted).toBe(true);
         // runCase allows exactly 200, or a 4xx refusal: nothing else, and no 5xx.
         expect(await runCase(request, spec(contentType))).toBeUndefined();
+      }
+    });
+
+    it("[W11] an event named like a wildcard ('*', 'payment_intent.*') reaches no handler: a pattern matches names, not itself", async () => {
+      for (const [i, type] of ['*', 'payment_intent.*', 'charge.*', 'setup_intent.*'].entries()) {
+        const spec = livenessCase('standard');
+        const body = { ...(spec.body as EventBodySpec), id: '00000000-0000-4000-8000-00000000000' + String(i), type };
+        const request = buildRequest({ ...spec, body }, { sequence: 500_000 + i, nowSeconds: Math.floor(Date.now() / 1000), port: receivers.standard.port, recent: [] });
+        expect(request.expect).toMatchObject({ accepted: true, exactStatus: 200 });
+        // runCase requires exactly 200 and as many handler runs as the oracle binds: none for these names.
+        expect(await runCase(request, { ...spec, body })).toBeUndefined();
       }
     });
 
