@@ -18,7 +18,7 @@ async function main(): Promise<void> {
 
   let app;
   try {
-    app = await NestFactory.create(SampleAppModule.forRoot({ env: { ...process.env, ...embedded?.env } }), { rawBody: true });
+    app = await NestFactory.create(SampleAppModule.forRoot({ env: { ...process.env, ...embedded?.env } }), { rawBody: true, abortOnError: false });
     const { url } = await listenAndRegister(app);
     console.log(`Sample merchant app listening on ${url}`);
   } catch (error) {
