@@ -24,7 +24,7 @@ import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed
 import { loadRun } from './lib/load-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
-import { ScenarioProcess } from './lib/scenario-process.js';
+import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
 import { median, ratio, round } from './lib/stats.js';
 
@@ -211,6 +211,9 @@ for (let r = 0; r < config.rounds; r++) {
     }
   }
 }
+
+// Keep the children's output only when a run failed (its error message names the file).
+if (Object.values(runs).flat().every((r) => !r.error)) removeScenarioLogs();
 
 // ---- memory and client ---------------------------------------------------------------------------
 
