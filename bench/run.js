@@ -186,7 +186,7 @@ async function runScenario(scenario) {
     return { error: error.message };
   } finally {
     const exit = await child.close();
-    if (exit && exit.code !== 0 && exit.signal !== null) warnings.push(`${scenario.id}: child exit ${JSON.stringify(exit)}`);
+    if (exit?.code !== 0) warnings.push(`${scenario.id}: the scenario process did not exit cleanly (${JSON.stringify(exit)})`);
   }
 }
 
