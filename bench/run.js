@@ -9,6 +9,9 @@
  *                                 answers a non-2xx, or skips its handler; the peer being unavailable only warns
  *   options: --rounds N --duration S --warmup S --connections N --only id,id --no-memory --no-client
  *            --out FILE (write results there; a full run defaults to bench/results/latest.json)
+ *            --before-lib DIR  also run ours-express and ours-fastify on another compiled copy of lib/
+ *                              (DIR/index.js, inside this repository so that it resolves the same
+ *                              node_modules), as `*-before`, for before/after ratios in one run
  *
  * Each HTTP scenario runs in its own child process (bench/scenarios/*.server.js, bench/peers/*.server.js);
  * autocannon runs here, on 127.0.0.1 only. Each round starts every scenario afresh, in a rotated order,
@@ -43,6 +46,7 @@ const { values: args } = parseArgs({
     'no-memory': { type: 'boolean', default: false },
     'no-client': { type: 'boolean', default: false },
     out: { type: 'string' },
+    'before-lib': { type: 'string' },
   },
 });
 
@@ -102,7 +106,15 @@ function redisAnswers() {
   });
 }
 
-const selected = SCENARIOS.filter((s) => !only || only.has(s.id));
+const beforeScenarios = args['before-lib']
+  ? SCENARIOS.filter((s) => s.id === 'ours-express' || s.id === 'ours-fastify').map((s) => ({
+      ...s,
+      id: `${s.id}-before`,
+      title: `${s.title} (before: ${args['before-lib']})`,
+      options: { ...s.options, lib: new URL(`${args['before-lib'].replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href },
+    }))
+  : [];
+const selected = [...SCENARIOS, ...beforeScenarios].filter((s) => !only || only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))));
 const unavailable = new Map();
 const wantsPeer = selected.some((s) => s.group === 'peer');
 const peers = wantsPeer ? ensurePeers() : { available: true };
@@ -314,6 +326,13 @@ const ratios = {
   expressVsPeer: ratio(rps('ours-express'), rps('peer-golevelup-stripe')),
   baselineFastifyVsExpress: ratio(rps('baseline-fastify'), rps('baseline-express')),
 };
+if (beforeScenarios.length) {
+  Object.assign(ratios, {
+    beforeExpressVsBaseline: ratio(rps('ours-express-before'), rps('baseline-express')),
+    beforeP99VsBaseline: ratio(scenarios['ours-express-before']?.p99Ms, scenarios['baseline-express']?.p99Ms),
+    beforeFastifyVsBaseline: ratio(rps('ours-fastify-before'), rps('baseline-fastify')),
+  });
+}
 // Server CPU time per request, ours over the baseline: a second view of the overhead that depends
 // less on how busy the machine is than req/s does (a ratio > 1 means we spend more per request).
 const cpu = (id) => scenarios[id]?.serverCpuUsPerRequest;

@@ -7,6 +7,8 @@ const BASELINE_OF = {
   'ours-express-redis': 'baseline-express',
   'ours-express-queued': 'baseline-express',
   'peer-golevelup-stripe': 'peer-baseline',
+  'ours-express-before': 'baseline-express',
+  'ours-fastify-before': 'baseline-fastify',
 };
 
 const fmt = (v, digits = 2) => (v == null || !Number.isFinite(v) ? '—' : v.toFixed(digits));
