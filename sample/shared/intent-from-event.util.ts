@@ -4,6 +4,10 @@ import type { PaymentEventContext } from '../../lib/index.js';
  * The intent an event is about, with `fields` present: the copy in the event's `data` when it has
  * them, otherwise the service's current copy through `ctx.retrieveIntent()`. The reference says
  * `data` is not a frozen schema and asks for exactly this when a field is missing [W12].
+ *
+ * An event whose `data` names no intent at all makes `retrieveIntent()` throw: the delivery is then
+ * answered 500 and retried, and, if it never succeeds, it stays visible as a failed WebhookRequest
+ * for an operator, rather than being acknowledged and lost.
  */
 export async function intentFromEvent<T extends { id: string }>(
   fromData: T | undefined,

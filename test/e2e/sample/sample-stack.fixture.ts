@@ -39,7 +39,7 @@ export async function freePort(): Promise<number> {
 /** Starts the simulator, then the sample (`rawBody: true`), and registers its webhook endpoint. */
 export async function startSampleStack(options: SampleStackOptions = {}): Promise<SampleStack> {
   const { simulator, env: simulatorEnv } = await startEmbeddedSimulator(0, {
-    retrySchedule: [20, 40, 80, 160, 320, 640],
+    retrySchedule: [20, 40, 80, 160, 320, 640, 1280, 2560],
     ...options.simulator,
   });
   const port = await freePort();
