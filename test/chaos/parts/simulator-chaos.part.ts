@@ -236,8 +236,10 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
           const completed = merchant.effects.get(event.id, handler)?.completed ?? 0;
           if (completed === 0) lostEvents += 1;
           if (completed > 1) {
-            if (store.lostCompletions.has(`${event.id}:${handler}`)) rerunsAfterLostCompletion += completed - 1;
-            else doubleRuns += completed - 1;
+            // Each refused completion allows one more run (the lease expires, the handler runs again); nothing else does.
+            const allowed = store.lostCompletions.get(`${event.id}:${handler}`) ?? 0;
+            rerunsAfterLostCompletion += Math.min(completed - 1, allowed);
+            doubleRuns += Math.max(0, completed - 1 - allowed);
           }
         }
       }
@@ -289,6 +291,7 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
         storeOutages: store.outages,
         storeCallsRefused: store.refusedCalls,
         rerunsAfterLostCompletion,
+        effectsAbsorbed: merchant.orders.repeatedShipments,
       };
       report.record(config.part, figures);
 

@@ -21,15 +21,15 @@ export interface OutagePlan {
 export class OutageIdempotencyStore implements IdempotencyStore {
   outages = 0;
   readonly refused = { claim: 0, complete: 0, release: 0 };
-  /** Keys (`${eventId}:${handlerId}`) whose completion was refused. */
-  readonly lostCompletions = new Set<string>();
+  /** Per key (`${eventId}:${handlerId}`): how many of its completions were refused. */
+  readonly lostCompletions = new Map<string, number>();
   #remaining = 0;
   #enabled = true;
 
   constructor(
     private readonly inner: IdempotencyStore,
     private readonly random: SeededRandom,
-    private readonly plan: OutagePlan = { startChance: 0.004, minCalls: 5, maxCalls: 40 },
+    private readonly plan: OutagePlan = { startChance: 0.002, minCalls: 3, maxCalls: 25 },
   ) {}
 
   /** Total calls refused. */
@@ -69,7 +69,7 @@ export class OutageIdempotencyStore implements IdempotencyStore {
     if (this.#remaining === 0) return;
     this.#remaining -= 1;
     this.refused[method] += 1;
-    if (method === 'complete') this.lostCompletions.add(key);
+    if (method === 'complete') this.lostCompletions.set(key, (this.lostCompletions.get(key) ?? 0) + 1);
     const error = new Error('connect ECONNREFUSED 127.0.0.1:6390 (injected store outage)');
     leakAudit.scanError(error, 'injected store outage');
     throw error;

@@ -34,6 +34,7 @@ export const FIGURES: readonly FigureDefinition[] = [
   { key: 'storeOutages', label: 'store outage windows', bad: false },
   { key: 'storeCallsRefused', label: 'store calls refused by outages', bad: false },
   { key: 'rerunsAfterLostCompletion', label: 'reruns after a lost completion (at-least-once window)', bad: false },
+  { key: 'effectsAbsorbed', label: 'repeated shipments absorbed by conditional updates', bad: false },
   { key: 'rateLimited', label: '429 answers', bad: false },
   { key: 'rateLimitErrors', label: 'calls failed with PaymentsRateLimitError', bad: false },
   { key: 'heapGrowthMb', label: 'heap growth after warm-up', bad: false, unit: 'MB' },
