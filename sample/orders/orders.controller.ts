@@ -2,6 +2,7 @@ import { BadGatewayException, Body, ConflictException, Controller, Get, HttpCode
 import { ConfigService } from '@nestjs/config';
 import { PaymentsError } from '../../lib/index.js';
 import type { SampleConfig } from '../sample.config.js';
+import { CheckoutTokenMissingError } from '../checkout/checkout-session.factory.js';
 import { parseCreateOrderBody } from './create-order.dto.js';
 import type { Order } from './order.model.js';
 import { OrdersRepository } from './orders.repository.js';
@@ -40,7 +41,7 @@ export class OrdersController {
       created = await this.orders.create(input);
     } catch (error) {
       // The library's errors never carry the key, but the browser needs none of their details.
-      if (error instanceof PaymentsError) throw new BadGatewayException('the payment service could not create the payment');
+      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not create the payment');
       throw error;
     }
     return { order: view(created.order), checkout: created.checkout };

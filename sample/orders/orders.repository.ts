@@ -37,6 +37,11 @@ export class OrdersRepository {
     return order;
   }
 
+  /** How many orders are stored. */
+  count(): number {
+    return this.#orders.size;
+  }
+
   findById(id: string): Order | undefined {
     return this.#orders.get(id);
   }

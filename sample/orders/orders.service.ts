@@ -35,7 +35,8 @@ export class OrdersService {
 
   /**
    * Creates the payment intent first (with the order id the order will get), then stores the order
-   * as `pending`. If the service refuses, nothing is stored and the error propagates.
+   * as `pending`. If the service refuses, or its answer lacks a checkout token, nothing is stored
+   * and the error propagates.
    */
   async create(input: CreateOrderInput): Promise<CreatedOrder> {
     const id = randomUUID();
@@ -46,9 +47,10 @@ export class OrdersService {
       metadata: { order_id: id },
       ...this.checkout.intentParams(),
     });
+    const checkout = this.checkout.forIntent(intent);
     const order = this.orders.insert({ id, amount: input.amount, currency: input.currency, paymentIntentId: intent.id });
     this.logger.log(`order ${id} created with payment intent ${intent.id}`);
-    return { order, checkout: this.checkout.forIntent(intent) };
+    return { order, checkout };
   }
 
   /**

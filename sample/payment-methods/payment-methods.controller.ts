@@ -1,7 +1,7 @@
 import { BadGatewayException, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
-import { PaymentsError, PaymentsService } from '../../lib/index.js';
-import { CheckoutSessionFactory, type CheckoutSession } from '../checkout/checkout-session.factory.js';
+import { PaymentsError, PaymentsService, type SetupIntent } from '../../lib/index.js';
+import { CheckoutSessionFactory, CheckoutTokenMissingError, type CheckoutSession } from '../checkout/checkout-session.factory.js';
 import type { PaymentMethodSetup } from './payment-method-setup.model.js';
 import { PaymentMethodSetupsRepository } from './payment-method-setups.repository.js';
 
@@ -31,15 +31,17 @@ export class PaymentMethodsController {
   @Post()
   async create(): Promise<{ setup: PaymentMethodSetupView; checkout: CheckoutSession }> {
     const id = randomUUID();
-    let intent;
+    let intent: SetupIntent;
+    let checkout: CheckoutSession;
     try {
       intent = await this.payments.setupIntents.create({ metadata: { payment_method_setup_id: id }, ...this.checkout.intentParams() });
+      checkout = this.checkout.forIntent(intent);
     } catch (error) {
-      if (error instanceof PaymentsError) throw new BadGatewayException('the payment service could not start saving a payment method');
+      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not start saving a payment method');
       throw error;
     }
     const setup = this.setups.insert(id, intent.id);
-    return { setup: view(setup), checkout: this.checkout.forIntent(intent) };
+    return { setup: view(setup), checkout };
   }
 
   @Get(':id')

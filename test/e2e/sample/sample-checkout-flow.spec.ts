@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { PaymentEventsRegistry } from '../../../lib/index.js';
 import { FulfilmentService } from '../../../sample/orders/fulfilment.service.js';
+import { OrdersRepository } from '../../../sample/orders/orders.repository.js';
 import { CountingFulfilment } from './fulfilment.doubles.js';
 import { confirmInForm, createOrder, getOrder } from './sample-http.helpers.js';
 import { requestJson, startSampleStack, waitFor, type SampleStack } from './sample-stack.fixture.js';
@@ -154,5 +155,31 @@ describe('sample merchant app: checkout flow over HTTP', () => {
   it('answers 404 for an unknown order and 400 for an id that is not a UUID', async () => {
     expect((await requestJson('GET', `${stack.url}/orders/00000000-0000-4000-8000-000000000000`)).status).toBe(404);
     expect((await requestJson('GET', `${stack.url}/orders/not-a-uuid`)).status).toBe(400);
+  });
+});
+
+describe('sample merchant app: when the payment service refuses', () => {
+  let stack: SampleStack;
+
+  beforeAll(async () => {
+    stack = await startSampleStack();
+    stack.simulator.revokeApiKey(stack.env['PAYMENTS_API_KEY']!);
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('[A4][A7] POST /orders answers 502 without details or the key, and stores no order', async () => {
+    const answer = await requestJson<{ message: string }>('POST', `${stack.url}/orders`, { amount: 1999 });
+    expect(answer.status).toBe(502);
+    expect(answer.body.message).toBe('the payment service could not create the payment');
+    expect(answer.text).not.toContain(stack.env['PAYMENTS_API_KEY']!);
+    expect(stack.app.get(OrdersRepository).count()).toBe(0);
+  });
+
+  it('[A4][A7] POST /payment-methods/setup answers 502 without the key', async () => {
+    const answer = await requestJson('POST', `${stack.url}/payment-methods/setup`);
+    expect(answer.status).toBe(502);
+    expect(answer.text).not.toContain(stack.env['PAYMENTS_API_KEY']!);
   });
 });
