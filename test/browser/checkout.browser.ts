@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { chromium, type Browser, type FrameLocator, type Page } from 'playwright-core';
 import { startSampleStack, waitFor, type SampleStack } from '../e2e/sample/sample-stack.fixture.js';
@@ -8,10 +9,14 @@ import { startSampleStack, waitFor, type SampleStack } from '../e2e/sample/sampl
 /**
  * The sample's checkout page in a real browser: the shopper presses Buy, pays inside the simulator's
  * iframe (another origin), sees "processing", and then the order as the verified webhook moved it.
- * Saves docs/checkout-paid.png for the README.
+ * Saves the paid page as a screenshot: docs/checkout-paid.png (the README's) with UPDATE_SCREENSHOTS=1,
+ * else in the temp folder, so that a test run leaves the work tree clean.
  */
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const SCREENSHOT = resolve(process.cwd(), 'docs/checkout-paid.png');
+const SCREENSHOT =
+  process.env['UPDATE_SCREENSHOTS'] === '1'
+    ? resolve(process.cwd(), 'docs/checkout-paid.png')
+    : resolve(tmpdir(), 'nestjs-payments-checkout-paid.png');
 
 if (!existsSync(CHROMIUM)) {
   throw new Error(`No chromium at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
