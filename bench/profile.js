@@ -34,7 +34,7 @@ const rootDir = new URL('..', import.meta.url).pathname;
 function areaOf(frame) {
   const url = frame.url;
   if (!url) return frame.functionName.startsWith('(') ? frame.functionName : 'native';
-  if (url.includes('/dist-sample/lib/')) return 'ours (lib/)';
+  if (/\/dist-sample\/(.+\/)?lib\//.test(url)) return 'ours (lib/)';
   if (url.includes('/node_modules/@nestjs/')) return 'nest';
   if (/node_modules\/(express|router|body-parser|raw-body|finalhandler|send|serve-static|on-finished|type-is|content-type|qs|iconv-lite|cookie|accepts|negotiator|mime)/.test(url)) return 'express & body-parser';
   if (/node_modules\/(fastify|@fastify|find-my-way|light-my-request|avvio|pino|fast-json-stringify|secure-json-parse)/.test(url)) return 'fastify';

@@ -5,7 +5,8 @@
  *   adapter: 'express' | 'fastify'
  *   store: 'memory' (default store) | 'redis' (RedisIdempotencyStore on 127.0.0.1:6379, own key prefix)
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
- *   logger: Nest log levels (default BENCH_LOG_LEVELS); lib: URL of another compiled lib/index.js
+ *   logger: Nest log levels (default BENCH_LOG_LEVELS); lib: URL of another compiled lib/index.js;
+ *   maxEntries: a MemoryIdempotencyStore of that size instead of the default store
  * Keys and jobs of a Redis scenario are removed when the parent closes it.
  */
 import 'reflect-metadata';
@@ -21,10 +22,12 @@ const {
   store = 'memory',
   processing = 'inline',
   logger = BENCH_LOG_LEVELS,
+  // A MemoryIdempotencyStore with this maxEntries instead of the default store (default 100000).
+  maxEntries,
   // Another compiled copy of lib/ (its index.js), to compare a change before/after in one run.
   lib = new URL('../../dist-sample/lib/index.js', import.meta.url).href,
 } = scenarioOptions();
-const { OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(lib);
+const { MemoryIdempotencyStore, OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(lib);
 const runId = `bench-${process.pid}-${Date.now()}`;
 const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 };
 const cleanups = [];
@@ -45,6 +48,7 @@ async function webhooksOptions() {
     path: WEBHOOK_PATH,
     verifier: hmacVerifier({ secrets: BENCH_SECRET, header: SIGNATURE_HEADER }),
   };
+  if (store === 'memory' && maxEntries !== undefined) options.store = new MemoryIdempotencyStore({ maxEntries });
   if (store === 'redis') {
     const { Redis } = await import('ioredis');
     const redis = new Redis(redisOptions);
