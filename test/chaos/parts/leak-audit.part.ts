@@ -30,6 +30,16 @@ export function describeLeakAudit(): void {
       expect(found).toEqual([true, true, true, true, true]);
     });
 
+    it('finds a secret among hundreds of others (the indexed scan used once many endpoints exist)', () => {
+      const audit = new LeakAudit();
+      for (let i = 0; i < 300; i++) audit.addApiKey(`filler ${i}`, `sk_test_FILLER_${String(i).padStart(6, '0')}_${'x'.repeat(8)}`);
+      audit.addWebhookSecret('canary secret', CANARY_SECRET);
+      audit.scan(`prefix text ${Buffer.from(CANARY_SECRET.slice(6), 'base64').toString('hex')} suffix`, 'canary');
+      audit.scan('a line without any secret, only sk_test_FILLER_ and whsec_ fragments', 'canary');
+      expect(audit.needleCount).toBeGreaterThan(256);
+      expect(audit.hits.map((hit) => hit.secret)).toEqual(['canary secret']);
+    });
+
     it('finds an API key hidden in a non-enumerable field of an error (util.inspect with showHidden)', () => {
       const audit = new LeakAudit().addApiKey('canary key', CANARY_KEY);
       const error = new Error('request failed');
@@ -50,7 +60,7 @@ export function describeLeakAudit(): void {
       const partsLeaks = report.sum('leaks');
       const own = leakAudit.since(mark);
       report.record(PARTS.audit, {
-        casesRun: 4,
+        casesRun: 5,
         // Leaks of every part are in their own columns; this one adds what no part window caught.
         leaks: leakAudit.hits.length - partsLeaks,
         needles: leakAudit.needleCount,

@@ -5,7 +5,7 @@ import { PaymentsSimulator } from '../../../lib/testing/index.js';
 import { bootClient, TEST_API_KEY } from '../../e2e/client/support/client-fixture.js';
 import type { FakeRuntime } from '../../e2e/client/support/fake-runtime.js';
 import { CHAOS_SEED } from '../support/chaos-sizes.js';
-import { auditLogger, leakAudit, PARTS, report } from '../support/chaos.context.js';
+import { auditLogger, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
 import { SeededRandom } from '../support/seeded-random.js';
 
 /** Retry-After of every 429 of the storm, in seconds. */
@@ -70,6 +70,7 @@ export function describeRateLimitStorm(calls: number): void {
     afterAll(async () => {
       for (const lane of lanes) await lane.close();
       await sim?.stop();
+      progress(`${PARTS.storm}: ${calls} calls in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       report.record(PARTS.storm, { durationS: (Date.now() - started) / 1000, ...leakAudit.since(auditMark) });
     });
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { FUZZ_RUNS, FUZZ_SEED } from '../support/chaos-sizes.js';
-import { auditLogger, CrashWatch, leakAudit, PARTS, report } from '../support/chaos.context.js';
+import { auditLogger, CrashWatch, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
 import { heapUsedAfterGc, MB } from '../support/heap.probe.js';
 import { fuzzCase } from '../fuzz/fuzz-case.arbitraries.js';
 import type { EventBodySpec, FuzzCaseSpec } from '../fuzz/fuzz-case.model.js';
@@ -102,6 +102,7 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         senders[scheme]?.close();
         await receivers[scheme]?.close();
       }
+      progress(`${part}: ${tally.cases} cases in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       crashes.uninstall();
       report.record(part, {
         casesRun: tally.cases,

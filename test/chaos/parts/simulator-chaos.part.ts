@@ -5,7 +5,7 @@ import { MemoryIdempotencyStore, PaymentEventsQueue, RedisIdempotencyStore, type
 import { PaymentsSimulator } from '../../../lib/testing/index.js';
 import { createRedis, deleteKeys, quitAll, uniquePrefix, uniqueQueueName } from '../../integration/redis-test.util.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';
-import { auditLogger, CrashWatch, leakAudit, PARTS, report } from '../support/chaos.context.js';
+import { auditLogger, CrashWatch, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
 import { OutageIdempotencyStore } from '../support/outage-idempotency.store.js';
 import { SeededRandom } from '../support/seeded-random.js';
 import { CHAOS_API_KEY, freePort, startMerchantApp, type MerchantApp } from '../merchant/merchant-app.fixture.js';
@@ -129,6 +129,7 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
         await deleteKeys(redis, keyPrefix);
         await quitAll(redis);
       }
+      progress(`${config.part}: ${payments} payments in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       crashes.uninstall();
       report.record(config.part, { crashes: crashes.uncaught, durationS: (Date.now() - started) / 1000, ...leakAudit.since(auditMark) });
     });

@@ -20,6 +20,11 @@ export const auditLogger = new AuditLogger(leakAudit);
 
 export { leakAudit };
 
+/** One line on stdout as a part ends, so a long run shows where it is (Jest prints results only at the end). */
+export function progress(message: string): void {
+  process.stdout.write(`[chaos ${new Date().toISOString()}] ${message}\n`);
+}
+
 /** Counts the uncaught exceptions and unhandled rejections of the process while installed. */
 export class CrashWatch {
   uncaught = 0;

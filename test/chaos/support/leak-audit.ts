@@ -14,6 +14,8 @@ interface Needle {
 }
 
 const MIN_NEEDLE_LENGTH = 8;
+/** Above this many needles, texts are scanned through an index of needle prefixes instead of one search per needle. */
+const INDEXED_SCAN_ABOVE = 256;
 
 /**
  * The leak audit of the chaos suite: knows every API key and webhook secret the suite hands out, in
@@ -28,6 +30,8 @@ export class LeakAudit {
   charsScanned = 0;
   errorsRendered = 0;
   readonly #needles: Needle[] = [];
+  /** Needles by their first MIN_NEEDLE_LENGTH characters. */
+  readonly #byPrefix = new Map<string, Needle[]>();
 
   /** An API key: found verbatim, it is a leak. */
   addApiKey(label: string, key: string): this {
@@ -72,8 +76,17 @@ export class LeakAudit {
   scan(text: string, source: string): void {
     this.linesScanned += 1;
     this.charsScanned += text.length;
-    for (const needle of this.#needles) {
-      if (text.includes(needle.text)) this.hits.push({ secret: needle.label, source });
+    if (this.#needles.length <= INDEXED_SCAN_ABOVE) {
+      for (const needle of this.#needles) {
+        if (text.includes(needle.text)) this.hits.push({ secret: needle.label, source });
+      }
+      return;
+    }
+    // Many needles (every endpoint created in the storm adds some): one pass over the text, whatever their number.
+    for (let i = 0; i + MIN_NEEDLE_LENGTH <= text.length; i++) {
+      const candidates = this.#byPrefix.get(text.slice(i, i + MIN_NEEDLE_LENGTH));
+      if (candidates === undefined) continue;
+      for (const needle of candidates) if (text.startsWith(needle.text, i)) this.hits.push({ secret: needle.label, source });
     }
   }
 
@@ -115,8 +128,12 @@ export class LeakAudit {
   #add(label: string, forms: string[]): this {
     for (const text of new Set(forms)) {
       if (text.length < MIN_NEEDLE_LENGTH) continue;
-      if (this.#needles.some((needle) => needle.text === text)) continue;
-      this.#needles.push({ label, text });
+      const prefix = text.slice(0, MIN_NEEDLE_LENGTH);
+      const sharing = this.#byPrefix.get(prefix) ?? [];
+      if (sharing.some((needle) => needle.text === text)) continue;
+      const needle = { label, text };
+      this.#needles.push(needle);
+      this.#byPrefix.set(prefix, [...sharing, needle]);
     }
     return this;
   }
