@@ -44,7 +44,14 @@ describe('@OnPaymentEvent types', () => {
 
   beforeAll(() => {
     standard = compile(
-      ['misspelt-event-name', 'invented-event-name', 'mismatched-handler-parameter', 'valid-handlers'].map((name) => fixture(`${name}.fixture.ts`)),
+      [
+        'misspelt-event-name',
+        'invented-event-name',
+        'mismatched-handler-parameter',
+        'valid-handlers',
+        'resource-types',
+        'resource-types-invalid',
+      ].map((name) => fixture(`${name}.fixture.ts`)),
     );
     // Declaration merging changes PaymentEventTypeMap for the whole program: compile it on its own.
     merged = compile([fixture('declaration-merging.fixture.ts')]);
@@ -84,6 +91,23 @@ describe('@OnPaymentEvent types', () => {
 
   it('[W11] a name added to PaymentEventTypeMap by declaration merging on nestjs-payments compiles', () => {
     expect(of(merged, 'declaration-merging.fixture.ts')).toEqual([]);
+  });
+
+  it('[S1][R1][R2][R3] the documented resources and exactly the 9 + 4 documented states compile', () => {
+    expect(of(standard, 'resource-types.fixture.ts')).toEqual([]);
+  });
+
+  it.each([
+    ['[S1] a payment-intent state the reference does not list', 'inventedPaymentState', 2322],
+    ['[S1] a setup-intent state the reference does not list', 'inventedSetupState', 2322],
+    ['[S1] a record of payment-intent states missing some', 'missingStates', 2740],
+    ['[R2] a SetupIntent without id', 'setupWithoutId', 2741],
+    ['[R3] a WebhookEndpoint without secret', 'endpointWithoutSecret', 2741],
+    ['[R1] a PaymentIntent amount that is not a number', 'amountAsText', 2322],
+  ])('%s does not compile', (_name, declaration, code) => {
+    const file = 'resource-types-invalid.fixture.ts';
+    const line = sourceLine(file, `export const ${declaration}`);
+    expect(of(standard, file).filter((d) => d.line === line).map((d) => d.code)).toEqual([code]);
   });
 
   it('the fixtures compile against the library itself without errors elsewhere', () => {
