@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
-import { FUZZ_RUNS, FUZZ_SEED } from '../support/chaos-sizes.js';
+import { FUZZ_RUNS } from '../support/chaos-sizes.js';
 import { auditLogger, CrashWatch, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
 import { heapUsedAfterGc, MB } from '../support/heap.probe.js';
 import { fuzzCase } from '../fuzz/fuzz-case.arbitraries.js';
@@ -342,4 +342,3 @@ export function fuzzRunsPerAdapter(): Record<FuzzAdapter, number> {
   return { express: Math.ceil(FUZZ_RUNS / 2), fastify: Math.floor(FUZZ_RUNS / 2) };
 }
 
-export { FUZZ_SEED };
