@@ -63,6 +63,8 @@ export class WebhookDeliveryEngine {
   readonly #inflight = new Set<http.ClientRequest>();
   #held: Unit[] = [];
   #idleWaiters: Array<{ resolve: () => void; reject: (error: Error) => void }> = [];
+  /** Requests held, queued, scheduled or in flight. */
+  readonly #pending = new Set<RequestState>();
   #stopped = false;
 
   constructor(deps: DeliveryEngineDeps) {
@@ -83,7 +85,7 @@ export class WebhookDeliveryEngine {
     );
     if (controls.holding) {
       for (const unit of groups.flat()) {
-        for (const request of unit) request.record.status = 'held';
+        for (const request of unit) this.#setStatus(request, 'held');
         this.#held.push(unit);
       }
       return;
@@ -130,8 +132,7 @@ export class WebhookDeliveryEngine {
 
   /** Whether no delivery is held, queued, scheduled or in flight. */
   get idle(): boolean {
-    for (const state of this.#requests.values()) if (PENDING.has(state.record.status)) return false;
-    return true;
+    return this.#pending.size === 0;
   }
 
   /** Resolves once idle; rejects after `timeoutMs` (default 10 s) with the pending counts. */
@@ -186,6 +187,7 @@ export class WebhookDeliveryEngine {
     const firstAttemptDone = new Promise<void>((resolve) => (markFirstAttemptDone = resolve));
     const state: RequestState = { record, attempts: [], target, seriesAttempts: 0, retryTimer: undefined, firstAttemptDone, markFirstAttemptDone };
     this.#requests.set(record.id, state);
+    this.#pending.add(state);
     return state;
   }
 
@@ -203,7 +205,7 @@ export class WebhookDeliveryEngine {
   #release(order: DeliveryOrder): void {
     const units = this.#order(this.#held, order);
     this.#held = [];
-    for (const unit of units) for (const request of unit) request.record.status = 'queued';
+    for (const unit of units) for (const request of unit) this.#setStatus(request, 'queued');
     void this.#runChain(units);
   }
 
@@ -217,7 +219,7 @@ export class WebhookDeliveryEngine {
       if (this.#stopped) return;
       const delay = this.#deps.controls.delayMs;
       if (delay > 0) {
-        state.record.status = 'scheduled';
+        this.#setStatus(state, 'scheduled');
         state.record.next_attempt_at = this.#iso(delay);
         state.retryTimer = this.#setTimer(() => {
           state.retryTimer = undefined;
@@ -233,7 +235,7 @@ export class WebhookDeliveryEngine {
   async #attempt(state: RequestState): Promise<void> {
     if (this.#stopped) return;
     const { record } = state;
-    record.status = 'delivering';
+    this.#setStatus(state, 'delivering');
     record.next_attempt_at = null;
     record.attempt_count += 1;
     state.seriesAttempts += 1;
@@ -258,7 +260,7 @@ export class WebhookDeliveryEngine {
       attempt.status_code = outcome.status;
       record.last_status_code = outcome.status;
       if (outcome.status >= 200 && outcome.status < 300) {
-        record.status = 'succeeded';
+        this.#setStatus(state, 'succeeded');
         this.#settled();
         return;
       }
@@ -269,11 +271,11 @@ export class WebhookDeliveryEngine {
 
     const delay = this.#deps.retrySchedule[state.seriesAttempts - 1];
     if (delay === undefined) {
-      record.status = 'failed';
+      this.#setStatus(state, 'failed');
       this.#settled();
       return;
     }
-    record.status = 'scheduled';
+    this.#setStatus(state, 'scheduled');
     record.next_attempt_at = this.#iso(delay);
     state.retryTimer = this.#setTimer(() => {
       state.retryTimer = undefined;
@@ -316,6 +318,13 @@ export class WebhookDeliveryEngine {
       this.#inflight.add(request);
       request.end(body);
     });
+  }
+
+  /** Every status change goes through here, so `idle` is a counter and not a scan of every request. */
+  #setStatus(state: RequestState, status: SimulatedWebhookRequest['status']): void {
+    state.record.status = status;
+    if (PENDING.has(status)) this.#pending.add(state);
+    else this.#pending.delete(state);
   }
 
   #settled(): void {
