@@ -34,6 +34,8 @@ const isWildcard = (pattern: PaymentEventPattern): boolean => pattern === '*' ||
 export class PaymentEventsRegistry {
   readonly #handlers: PaymentEventHandlerRegistration[] = [];
   #loader: (() => void) | undefined;
+  /** Known names, kept between deliveries (`handlersFor` runs on each); reset by `register`. */
+  #known: ReadonlySet<string> | undefined;
 
   /**
    * Set by the explorer: discovery runs on first use if a lifecycle hook (say, a queue worker starting
@@ -47,6 +49,7 @@ export class PaymentEventsRegistry {
   register(handler: PaymentEventHandlerRegistration): boolean {
     if (this.#handlers.some((existing) => existing.id === handler.id)) return false;
     this.#handlers.push(Object.freeze({ ...handler, patterns: Object.freeze([...handler.patterns]) }));
+    this.#known = undefined;
     return true;
   }
 
@@ -72,7 +75,8 @@ export class PaymentEventsRegistry {
    */
   handlersFor(type: string): PaymentEventHandlerRegistration[] {
     this.load();
-    const known = this.knownEventTypes().includes(type as PaymentEventType);
+    this.#known ??= new Set<string>(this.knownEventTypes());
+    const known = this.#known.has(type);
     return this.#handlers.filter((handler) => handler.patterns.some((pattern) => matches(pattern, type, known)));
   }
 
