@@ -51,6 +51,7 @@ export function renderResultsMarkdown(results) {
   out.push('');
   out.push('Written by `npm run bench` (bench/run.js) from its latest full run; raw figures in');
   out.push('[`results/latest.json`](results/latest.json). How the scenarios are built: README, section "Benchmarks".');
+  out.push('Profile findings, the fix they led to and why a target is missed: [NOTES.md](NOTES.md).');
   out.push('');
   out.push(`- date: ${results.date} (run took ${results.durationS} s)`);
   out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB memory (load average at start ${m.loadAverageAtStart.join(', ')})`);
