@@ -12,7 +12,7 @@ import { Agent } from 'node:http';
 import axios from 'axios';
 import { NestFactory } from '@nestjs/core';
 import { Module } from '@nestjs/common';
-import { ScenarioProcess } from './lib/scenario-process.js';
+import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { median, ratio, round } from './lib/stats.js';
 import { PaymentsModule, PaymentsService } from '../dist-sample/lib/index.js';
 
@@ -101,4 +101,5 @@ try {
   else console.log(JSON.stringify(result, null, 2));
 } finally {
   await server.close();
+  removeScenarioLogs();
 }

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadRun } from './lib/load-run.js';
-import { ScenarioProcess } from './lib/scenario-process.js';
+import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
 import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
 
@@ -129,6 +129,7 @@ await loadRun({ port: child.port, path: scenario.path, pool, connections: Number
 const warm = pool.used;
 const run = await loadRun({ port: child.port, path: scenario.path, pool, connections: Number(args.connections), durationS: Number(args.duration) });
 await child.close();
+removeScenarioLogs();
 console.log(`${scenario.id}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, non-2xx ${run.non2xx} (under the profiler)`);
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile written in ${dir}`);
