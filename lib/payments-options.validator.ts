@@ -6,8 +6,8 @@ import type {
   ResolvedWebhooksOptions,
 } from './payments-options.interface.js';
 import { systemRuntime } from './payments.runtime.js';
+import { isUuid } from './payments.uuid.js';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const fail = (option: string, problem: string, fix: string): never => {
   throw new PaymentsConfigurationError(option, problem, fix);
@@ -74,7 +74,7 @@ function validateWebhooks(
       fail('webhooks.endpointIds', 'must be a non-empty array of webhook endpoint ids', 'pass the UUIDs of your endpoints, or omit it to accept any');
     }
     for (const id of raw.endpointIds as unknown[]) {
-      if (typeof id !== 'string' || !UUID_RE.test(id)) {
+      if (!isUuid(id)) {
         fail('webhooks.endpointIds', 'contains a value that is not a UUID', 'pass the `id` of each WebhookEndpoint (a UUID)');
       }
     }

@@ -1,7 +1,6 @@
 import { PaymentsInvalidArgumentError, type PaymentsHttpMethod } from '../errors/payments.errors.js';
+import { isUuid } from '../payments.uuid.js';
 import type { PaymentsQuery } from './payments-request.interface.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Methods `request()` accepts. */
 export const PAYMENTS_HTTP_METHODS: ReadonlySet<PaymentsHttpMethod> = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -40,7 +39,7 @@ const describeValue = (value: unknown): string =>
  * The value is never echoed.
  */
 export function assertUuid(id: unknown, where: string, argument = 'id'): string {
-  if (typeof id !== 'string' || !UUID_RE.test(id)) {
+  if (!isUuid(id)) {
     throw new PaymentsInvalidArgumentError(where, argument, `must be a UUID, got ${describeValue(id)}`);
   }
   return id;

@@ -1,6 +1,5 @@
+import { isUuid } from '../payments.uuid.js';
 import type { PaymentEvent } from './payment-event.types.js';
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Why a verified body is not a WebhookEventPayload. */
 export type WebhookPayloadProblem = 'invalid_json' | 'invalid_payload';
@@ -30,8 +29,8 @@ export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult 
   }
   if (!isPlainObject(value)) return { ok: false, problem: 'invalid_payload', detail: 'body is not a JSON object' };
   const { id, webhook_id: webhookId, event, data, metadata } = value;
-  if (typeof id !== 'string' || !UUID_RE.test(id)) return { ok: false, problem: 'invalid_payload', detail: 'id is not a UUID' };
-  if (typeof webhookId !== 'string' || !UUID_RE.test(webhookId)) {
+  if (!isUuid(id)) return { ok: false, problem: 'invalid_payload', detail: 'id is not a UUID' };
+  if (!isUuid(webhookId)) {
     return { ok: false, problem: 'invalid_payload', detail: 'webhook_id is not a UUID' };
   }
   if (typeof event !== 'string' || event.trim() === '') return { ok: false, problem: 'invalid_payload', detail: 'event is not a non-empty string' };

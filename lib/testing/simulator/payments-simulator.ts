@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PaymentsConfigurationError } from '../../errors/index.js';
+import { isUuid } from '../../payments.uuid.js';
 import type { PaymentEvent, PaymentEventType } from '../../webhooks/payment-event.types.js';
 import { hmacVerifier, resolveHmacScheme } from '../../webhooks/verifiers/hmac.verifier.js';
 import { standardWebhooksVerifier } from '../../webhooks/verifiers/standard-webhooks.verifier.js';
@@ -68,7 +69,6 @@ export type SimulatedIntent = {
   created_at: string;
 };
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_RETRY_SCHEDULE = [1_000, 5_000, 30_000, 120_000, 600_000];
 
 /**
@@ -244,7 +244,7 @@ export class PaymentsSimulator {
       const url = new URL(req.url ?? '/', 'http://simulator.local');
       const method = req.method ?? 'GET';
       const segments = url.pathname.split('/').filter(Boolean);
-      const route = `${method} /${segments.map((s) => (UUID.test(s) ? ':id' : s)).join('/')}`;
+      const route = `${method} /${segments.map((s) => (isUuid(s) ? ':id' : s)).join('/')}`;
       this.#counts.byRoute[route] = (this.#counts.byRoute[route] ?? 0) + 1;
 
       if (segments[0] === 'embed') return await this.#handleEmbed(req, res, method, segments, url);
@@ -435,14 +435,14 @@ export class PaymentsSimulator {
   }
 
   #ownedIntent(kind: IntentKind, id: string, account: string): IntentRecord {
-    const intent = UUID.test(id) ? this.#intents.get(id) : undefined;
+    const intent = isUuid(id) ? this.#intents.get(id) : undefined;
     if (intent === undefined || intent.kind !== kind) throw new SimulatorHttpError(404, 'not_found', `No such ${kind}.`);
     if (intent.account !== account) throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
     return intent;
   }
 
   #ownedRequest(id: string, account: string): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[] } {
-    const found = UUID.test(id) ? this.#engine.get(id) : undefined;
+    const found = isUuid(id) ? this.#engine.get(id) : undefined;
     if (found === undefined) throw new SimulatorHttpError(404, 'not_found', 'No such webhook request.');
     if (found.account !== account) throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
     return found;
