@@ -34,8 +34,11 @@ const isWildcard = (pattern: PaymentEventPattern): boolean => pattern === '*' ||
 export class PaymentEventsRegistry {
   readonly #handlers: PaymentEventHandlerRegistration[] = [];
   #loader: (() => void) | undefined;
-  /** Known names, kept between deliveries (`handlersFor` runs on each); reset by `register`. */
-  #known: ReadonlySet<string> | undefined;
+  /**
+   * Handlers of each known name, built once and kept between deliveries (`handlersFor` runs on each);
+   * reset by `register`. Only known names can have handlers, so the map is bounded by them.
+   */
+  #byType: ReadonlyMap<string, readonly PaymentEventHandlerRegistration[]> | undefined;
 
   /**
    * Set by the explorer: discovery runs on first use if a lifecycle hook (say, a queue worker starting
@@ -49,7 +52,7 @@ export class PaymentEventsRegistry {
   register(handler: PaymentEventHandlerRegistration): boolean {
     if (this.#handlers.some((existing) => existing.id === handler.id)) return false;
     this.#handlers.push(Object.freeze({ ...handler, patterns: Object.freeze([...handler.patterns]) }));
-    this.#known = undefined;
+    this.#byType = undefined;
     return true;
   }
 
@@ -73,11 +76,16 @@ export class PaymentEventsRegistry {
    * Handlers bound to `type`. A wildcard matches only known names, so an undocumented name that no
    * handler names exactly reaches no handler (it is answered 200 and logged at debug).
    */
-  handlersFor(type: string): PaymentEventHandlerRegistration[] {
+  handlersFor(type: string): readonly PaymentEventHandlerRegistration[] {
     this.load();
-    this.#known ??= new Set<string>(this.knownEventTypes());
-    const known = this.#known.has(type);
-    return this.#handlers.filter((handler) => handler.patterns.some((pattern) => matches(pattern, type, known)));
+    this.#byType ??= new Map(
+      this.knownEventTypes().map((known) => [
+        known,
+        Object.freeze(this.#handlers.filter((handler) => handler.patterns.some((pattern) => matches(pattern, known)))),
+      ]),
+    );
+    // An unknown name has no handler: a handler naming it exactly would have made it known.
+    return this.#byType.get(type) ?? NO_HANDLERS;
   }
 
   private load(): void {
@@ -98,10 +106,11 @@ export class PaymentEventsRegistry {
   }
 }
 
-function matches(pattern: PaymentEventPattern, type: string, known: boolean): boolean {
-  // A wildcard stands for names; an event literally named '*' or 'payment_intent.*' is not one of them.
-  if (pattern === type) return !isWildcard(pattern);
-  if (!known) return false;
+const NO_HANDLERS: readonly PaymentEventHandlerRegistration[] = Object.freeze([]);
+
+/** Whether `pattern` covers the known name `type`. */
+function matches(pattern: PaymentEventPattern, type: string): boolean {
+  if (pattern === type) return true;
   if (pattern === '*') return true;
   return pattern.endsWith('.*') && type.startsWith(pattern.slice(0, -1));
 }
