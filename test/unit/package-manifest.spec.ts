@@ -57,12 +57,12 @@ describe('package manifest', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('loads optional peers (bullmq, ioredis) only lazily or as types, so the module works without them', () => {
+  it('loads optional peers (bullmq, ioredis, pg, CLS, OpenTelemetry, terminus) only lazily or as types, so the module works without them', () => {
     const imports = bareImports();
     const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
       .filter(([, meta]) => meta.optional)
       .map(([name]) => name);
-    expect(optional.sort()).toEqual(['bullmq', 'ioredis']);
+    expect(optional.sort()).toEqual(['@nestjs-cls/transactional', '@nestjs/terminus', '@opentelemetry/api', 'bullmq', 'ioredis', 'nestjs-cls', 'pg']);
     for (const name of optional) {
       for (const use of imports.get(name) ?? []) {
         const text = readFileSync(join(root, use.file), 'utf8');
