@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Which folder of lib/ imports which: `npm run deps:graph` (working tree), `npm run deps:graph -- --rev cb09c5b`
+// (a commit, read with git), `--full` (every folder, not only the areas lib/<area>), `--check` (exit 1 on a cycle
+// between areas, on the core importing anything but itself, or on the client importing the receiver).
+// Plain Node, no dependency: it reads the relative `import` / `export ... from` / `import()` specifiers.
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const args = process.argv.slice(2);
+const rev = args.includes('--rev') ? args[args.indexOf('--rev') + 1] : undefined;
+const full = args.includes('--full');
+const check = args.includes('--check');
+
+/** [path relative to the repo, source text] of every .ts file under lib/. */
+function sources() {
+  if (rev) {
+    const files = execFileSync('git', ['ls-tree', '-r', '--name-only', rev, 'lib'], { cwd: root, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => file.endsWith('.ts'));
+    return files.map((file) => [file, execFileSync('git', ['show', `${rev}:${file}`], { cwd: root, encoding: 'utf8' })]);
+  }
+  const out = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else if (entry.name.endsWith('.ts')) out.push([path, readFileSync(join(root, path), 'utf8')]);
+    }
+  };
+  walk('lib');
+  return out;
+}
+
+const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^\s*import\s+['"](\.[^'"]+)['"]/gm;
+
+/** `lib/webhooks/queue/x.ts` -> `lib/webhooks/queue` (full) or `lib/webhooks` (areas); files at the root -> `lib`. */
+const folderOf = (file) => {
+  const dir = dirname(file).split('\\').join('/');
+  return full ? dir : dir.split('/').slice(0, 2).join('/');
+};
+
+const edges = new Map();
+for (const [file, text] of sources()) {
+  const from = folderOf(file);
+  for (const match of text.matchAll(SPECIFIER)) {
+    const specifier = match[1] ?? match[2] ?? match[3];
+    const target = normalize(join(dirname(file), specifier)).split('\\').join('/');
+    const to = folderOf(relative(root, join(root, target)));
+    if (to === from) continue;
+    const key = `${from} -> ${to}`;
+    edges.set(key, (edges.get(key) ?? 0) + 1);
+  }
+}
+
+const byFrom = new Map();
+for (const [key, count] of edges) {
+  const [from, to] = key.split(' -> ');
+  if (!byFrom.has(from)) byFrom.set(from, []);
+  byFrom.get(from).push(`${to} (${count})`);
+}
+const folders = new Set([...sources().map(([file]) => folderOf(file))]);
+console.log(`# folder -> folders it imports (import lines)${rev ? ` at ${rev}` : ''}`);
+for (const folder of [...folders].sort()) {
+  console.log(`${folder} -> ${(byFrom.get(folder) ?? []).sort().join(', ') || '(nothing)'}`);
+}
+
+const problems = [];
+for (const key of edges.keys()) {
+  const [from, to] = key.split(' -> ');
+  if (!full && edges.has(`${to} -> ${from}`) && from < to) problems.push(`cycle: ${from} <-> ${to}`);
+  if (from === 'lib/core') problems.push(`core imports ${to}`);
+  if (from.startsWith('lib/client') && to.startsWith('lib/webhooks')) problems.push(`client imports ${to}`);
+}
+if (problems.length > 0) {
+  console.log(`\n# problems\n${problems.join('\n')}`);
+  if (check) process.exitCode = 1;
+}
