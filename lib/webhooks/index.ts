@@ -1,6 +1,6 @@
 export * from './payment-event.types.js';
 export * from './payment-events-processor.interface.js';
-export { OnPaymentEvent } from './on-payment-event.decorator.js';
+export { OnPaymentEvent, type OnPaymentEventOptions, type OnPaymentEventDecorator } from './on-payment-event.decorator.js';
 export { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './payment-events.registry.js';
 export {
   PaymentEventsDispatcher,
@@ -21,3 +21,4 @@ export { PAYMENTS_WEBHOOKS_LOGGER, type WebhookRejectionReason } from './payment
 export * from './verifiers/index.js';
 export * from './stores/index.js';
 export * from './queue/index.js';
+export * from './journal/index.js';

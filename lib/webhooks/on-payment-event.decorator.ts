@@ -1,12 +1,35 @@
-import { PAYMENT_EVENT_HANDLER_METADATA } from '../payments.constants.js';
+import { PAYMENT_EVENT_HANDLER_METADATA, PAYMENT_EVENT_HANDLER_OPTIONS_METADATA } from './payments-webhooks.constants.js';
 import type { PaymentEventHandlerFn, PaymentEventPattern } from './payment-event.types.js';
 
 /**
+ * Per-handler options of `@OnPaymentEvent`, given as its last argument. Options of several
+ * `@OnPaymentEvent`s on one method are merged (the decorator closest to the method, which applies first, wins on a clash).
+ */
+export interface OnPaymentEventOptions {
+  /**
+   * Run this handler in a PostgreSQL transaction that also records its completion (the inbox): its
+   * database writes and the "done" record commit together or not at all. Needs
+   * `webhooks.transactions` in the module options (a `PaymentsTransactionRunner`). Default: whatever
+   * `webhooks.transactions.handlers` says (`'opted-in'`: false; `'all'`: true). `false` opts a handler
+   * out when the module makes every handler transactional.
+   */
+  transactional?: boolean;
+}
+
+/** The decorator `@OnPaymentEvent` returns, typed by the event names it subscribes to. */
+export type OnPaymentEventDecorator<T extends PaymentEventPattern> = <M extends PaymentEventHandlerFn<T>>(
+  target: object,
+  propertyKey: string | symbol,
+  descriptor: TypedPropertyDescriptor<M>,
+) => void;
+
+/**
  * Routes verified webhook events to the decorated method, once per event id (see `IdempotencyStore`).
- * `types` are documented event names or the wildcards `'payment_intent.*'`, `'setup_intent.*'`,
+ * The arguments are documented event names or the wildcards `'payment_intent.*'`, `'setup_intent.*'`,
  * `'charge.*'` and `'*'`; a misspelt name does not compile. The method receives the event, typed by
  * the names it subscribes to, and a `PaymentEventContext`. Decorators add up: one method may carry
- * several `@OnPaymentEvent`s, and one decorator several names.
+ * several `@OnPaymentEvent`s, and one decorator several names. An `OnPaymentEventOptions` object may
+ * follow the names.
  *
  * Works on singleton providers and controllers (including `useValue` / `useFactory` providers);
  * request-scoped and transient ones are skipped with a warning.
@@ -14,14 +37,20 @@ import type { PaymentEventHandlerFn, PaymentEventPattern } from './payment-event
  * @example
  * \@OnPaymentEvent('payment_intent.succeeded', 'charge.succeeded')
  * async paid(event: PaymentEvent<'payment_intent.succeeded' | 'charge.succeeded'>, ctx: PaymentEventContext) {}
+ *
+ * \@OnPaymentEvent('payment_intent.succeeded', { transactional: true })
+ * async fulfil(event: PaymentEvent<'payment_intent.succeeded'>) {} // writes commit with the completion record
  */
-export function OnPaymentEvent<const P extends readonly [PaymentEventPattern, ...PaymentEventPattern[]]>(
-  ...types: P
-): <M extends PaymentEventHandlerFn<P[number]>>(
-  target: object,
-  propertyKey: string | symbol,
-  descriptor: TypedPropertyDescriptor<M>,
-) => void {
+export function OnPaymentEvent<
+  const A extends readonly [PaymentEventPattern, ...(PaymentEventPattern | OnPaymentEventOptions)[]],
+>(...typesAndOptions: A): OnPaymentEventDecorator<Extract<A[number], PaymentEventPattern>> {
+  const args = [...typesAndOptions];
+  const last = args[args.length - 1];
+  const options = typeof last === 'object' && last !== null ? (args.pop() as OnPaymentEventOptions) : undefined;
+  if (args.some((arg) => typeof arg !== 'string')) {
+    throw new TypeError('@OnPaymentEvent(): the options object goes last, after the event names');
+  }
+  const types = args as PaymentEventPattern[];
   if (types.length === 0) throw new TypeError('@OnPaymentEvent() needs at least one event name or wildcard');
   return (_target, _propertyKey, descriptor) => {
     const method = descriptor.value;
@@ -34,5 +63,9 @@ export function OnPaymentEvent<const P extends readonly [PaymentEventPattern, ..
       if (!merged.includes(type)) merged.push(type);
     }
     Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_METADATA, merged, method);
+    if (options !== undefined) {
+      const previousOptions = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined;
+      Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, Object.freeze({ ...options, ...previousOptions }), method);
+    }
   };
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PAYMENT_EVENT_HANDLER_METADATA } from '../payments.constants.js';
+import { PAYMENT_EVENT_HANDLER_METADATA, PAYMENT_EVENT_HANDLER_OPTIONS_METADATA } from './payments-webhooks.constants.js';
+import type { OnPaymentEventOptions } from './on-payment-event.decorator.js';
 import type { PaymentEventPattern } from './payment-event.types.js';
 
 /** Reads what `@OnPaymentEvent` wrote. Kept apart from discovery, as `@nestjs/bullmq` does. */
@@ -10,5 +11,11 @@ export class PaymentEventsMetadataAccessor {
     if (typeof method !== 'function') return undefined;
     const patterns = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_METADATA, method) as PaymentEventPattern[] | undefined;
     return patterns && patterns.length > 0 ? patterns : undefined;
+  }
+
+  /** The merged `OnPaymentEventOptions` of a method (an empty object when none were given). */
+  getHandlerOptions(method: unknown): Readonly<OnPaymentEventOptions> {
+    if (typeof method !== 'function') return {};
+    return (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined) ?? {};
   }
 }

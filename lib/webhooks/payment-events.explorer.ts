@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { PAYMENTS_WEBHOOKS_PATH } from '../payments.constants.js';
+import { PAYMENTS_WEBHOOKS_PATH } from './payments-webhooks.constants.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
@@ -72,6 +72,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
       const registered = this.registry.register({
         id,
         patterns,
+        options: this.accessor.getHandlerOptions(method),
         invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
           (method as (event: PaymentEvent, ctx: PaymentEventContext) => unknown).call(instance, event, ctx),
       });

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { OnPaymentEventOptions } from './on-payment-event.decorator.js';
 import {
   PAYMENT_EVENT_TYPES,
   type PaymentEvent,
@@ -16,6 +17,8 @@ export interface PaymentEventHandlerRegistration {
   readonly id: string;
   /** The patterns the method was decorated with. */
   readonly patterns: readonly PaymentEventPattern[];
+  /** The options given to `@OnPaymentEvent` (merged over its decorators). */
+  readonly options?: Readonly<OnPaymentEventOptions>;
   /** Calls the method on its instance. */
   readonly invoke: (event: PaymentEvent, ctx: PaymentEventContext) => unknown;
 }
