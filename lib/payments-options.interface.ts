@@ -1,4 +1,5 @@
-import type { PaymentsRuntime } from './payments.runtime.js';
+import type { PaymentsRuntime } from './core/payments.runtime.js';
+import type { PaymentDeliveryListener } from './webhooks/journal/payment-delivery-listener.interface.js';
 import type { IdempotencyStore } from './webhooks/stores/idempotency-store.interface.js';
 import type { WebhookVerifier } from './webhooks/verifiers/webhook-verifier.interface.js';
 
@@ -51,6 +52,8 @@ export interface PaymentsWebhooksOptions {
   endpointIds?: string[];
   /** Where (event id, handler) claims live. Default: a `MemoryIdempotencyStore`. */
   store?: IdempotencyStore;
+  /** Opt-in observer of verified deliveries and handler runs, e.g. a `PaymentDeliveryJournal` for an operator page. Default none. */
+  deliveryListener?: PaymentDeliveryListener;
   /** Lease of a claim while a handler runs, in seconds. Default 300. */
   claimTtlSeconds?: number;
   /** How long a completed (event, handler) is remembered, in seconds. Default 259200 (3 days). */
@@ -98,6 +101,7 @@ export interface ResolvedWebhooksOptions {
   verifier: WebhookVerifier;
   endpointIds: ReadonlySet<string> | undefined;
   store: IdempotencyStore | undefined;
+  deliveryListener: PaymentDeliveryListener | undefined;
   claimTtlSeconds: number;
   retentionSeconds: number;
   maxBodyBytes: number;

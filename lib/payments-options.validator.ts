@@ -5,8 +5,8 @@ import type {
   ResolvedPaymentsOptions,
   ResolvedWebhooksOptions,
 } from './payments-options.interface.js';
-import { systemRuntime } from './payments.runtime.js';
-import { isUuid } from './payments.uuid.js';
+import { systemRuntime } from './core/payments.runtime.js';
+import { isUuid } from './core/payments.uuid.js';
 
 
 const fail = (option: string, problem: string, fix: string): never => {
@@ -87,6 +87,13 @@ function validateWebhooks(
   ) {
     fail('webhooks.store', 'must implement IdempotencyStore (claim, complete, release)', 'pass `new MemoryIdempotencyStore()`, `new RedisIdempotencyStore(redis)` or omit it');
   }
+  const deliveryListener = raw.deliveryListener;
+  if (
+    deliveryListener !== undefined &&
+    (!isObject(deliveryListener) || (typeof deliveryListener.onDelivery !== 'function' && typeof deliveryListener.onDispatch !== 'function'))
+  ) {
+    fail('webhooks.deliveryListener', 'must implement PaymentDeliveryListener (onDelivery and/or onDispatch)', 'pass `new PaymentDeliveryJournal()` or omit it');
+  }
   if (raw.requireHttps !== undefined && typeof raw.requireHttps !== 'boolean') {
     fail('webhooks.requireHttps', `must be a boolean, got ${kind(raw.requireHttps)}`, 'pass true or false, or omit it (true in production)');
   }
@@ -139,6 +146,7 @@ function validateWebhooks(
     verifier: verifier as unknown as ResolvedWebhooksOptions['verifier'],
     endpointIds,
     store: store as ResolvedWebhooksOptions['store'],
+    deliveryListener: deliveryListener as ResolvedWebhooksOptions['deliveryListener'],
     claimTtlSeconds: limit(raw.claimTtlSeconds, 'webhooks.claimTtlSeconds', 300, { min: 1 }),
     retentionSeconds: limit(raw.retentionSeconds, 'webhooks.retentionSeconds', 259_200, { min: 1 }),
     maxBodyBytes: limit(raw.maxBodyBytes, 'webhooks.maxBodyBytes', 1_048_576, { min: 1 }),

@@ -1,5 +1,5 @@
 import { PaymentsInvalidArgumentError, type PaymentsHttpMethod } from '../errors/payments.errors.js';
-import { isUuid } from '../payments.uuid.js';
+import { isUuid } from '../core/payments.uuid.js';
 import type { PaymentsQuery } from './payments-request.interface.js';
 
 /** Methods `request()` accepts. */

@@ -18,3 +18,6 @@ export const systemRuntime: PaymentsRuntime = Object.freeze({
   sleep: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)),
   random: () => Math.random(),
 });
+
+/** Token of the clock / sleep / random functions (`PaymentsRuntime`), injectable so tests are exact. */
+export const PAYMENTS_RUNTIME = Symbol('PAYMENTS_RUNTIME');

@@ -6,8 +6,9 @@ import {
   invalidArgumentMessage,
 } from './payments.messages.js';
 
-/** HTTP methods the client sends. */
-export type PaymentsHttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+import type { PaymentsHttpMethod } from '../core/payments-http-method.js';
+
+export type { PaymentsHttpMethod } from '../core/payments-http-method.js';
 
 /** Base of every error the module throws. */
 export class PaymentsError extends Error {

@@ -2,11 +2,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { PaymentsService } from '../client/payments.service.js';
 import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
 import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
-import type { PaymentsRuntime } from '../payments.runtime.js';
+import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from './payment-event.context.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './payment-events.registry.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import type { PaymentDeliveryListener } from './journal/payment-delivery-listener.interface.js';
+import { notifyDeliveryListener, toHandlerRecords } from './journal/payment-delivery-listener.util.js';
 import { IdempotencyStore } from './stores/idempotency-store.interface.js';
 
 /** How one handler fared with one event. */
@@ -59,6 +61,7 @@ export class PaymentEventsDispatcher {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   private readonly leaseMs: number;
   private readonly retentionMs: number;
+  private readonly listener: PaymentDeliveryListener | undefined;
 
   constructor(
     private readonly registry: PaymentEventsRegistry,
@@ -70,6 +73,7 @@ export class PaymentEventsDispatcher {
     const webhooks = options.webhooks;
     this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : 259_200) * 1000;
+    this.listener = webhooks ? webhooks.deliveryListener : undefined;
   }
 
   /** Runs every handler bound to `event` that has not completed it yet, and sums up what happened. */
@@ -77,6 +81,7 @@ export class PaymentEventsDispatcher {
     const handlers = this.registry.handlersFor(event.event);
     if (handlers.length === 0) {
       this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
+      if (this.listener) this.notify(event, meta, 'unhandled', []);
       return { outcome: 'unhandled', handlers: [] };
     }
     const results = await Promise.all(handlers.map((handler) => this.runOne(handler, event, meta)));
@@ -84,7 +89,26 @@ export class PaymentEventsDispatcher {
     if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
     }
+    if (this.listener) this.notify(event, meta, outcome, results);
     return { outcome, handlers: results };
+  }
+
+  /** Tells the opt-in `webhooks.deliveryListener` what this dispatch did. */
+  private notify(event: PaymentEvent, meta: DispatchMeta, outcome: DispatchOutcome, results: DispatchHandlerResult[]): void {
+    notifyDeliveryListener(
+      this.listener,
+      'onDispatch',
+      {
+        eventId: event.id,
+        type: event.event,
+        outcome,
+        handlers: toHandlerRecords(results),
+        ...(meta.deliveryAttempt === undefined ? {} : { deliveryAttempt: meta.deliveryAttempt }),
+        receivedAt: meta.receivedAt,
+        finishedAt: new Date(this.runtime.now()),
+      },
+      this.logger,
+    );
   }
 
   /** Claim, run, then complete or release one handler. Never rejects. */

@@ -1,6 +1,6 @@
 import type { ExecutionContext } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../payments.constants.js';
+import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
 
 /**
  * True when `context` is the payments webhook route. Call it first in a global guard of the host app

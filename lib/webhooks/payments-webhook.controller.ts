@@ -1,10 +1,16 @@
-import { Controller, HttpCode, Inject, Post, Req, Res, SetMetadata, UseFilters, UseGuards, VERSION_NEUTRAL, type Type } from '@nestjs/common';
+import { Controller, HttpCode, Logger, Inject, Post, Req, Res, SetMetadata, UseFilters, UseGuards, VERSION_NEUTRAL, type Type } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../payments.constants.js';
+import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
+import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants.js';
+import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import { getVerifiedWebhookDelivery, WebhookSignatureGuard } from './webhook-signature.guard.js';
+
+const LISTENER_LOGGER = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
 
 /** The body of every delivery the receiver verified: `outcome` says what became of the event. */
 export interface WebhookReceiptBody {
@@ -28,6 +34,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
     constructor(
       @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
+      @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
     ) {}
 
     @Post()
@@ -42,6 +49,12 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       }
       const result = await this.processor.process(delivery.event, delivery.receivedAt);
       const body: WebhookReceiptBody = { received: true, outcome: result.outcome };
+      const listener = this.options.webhooks ? this.options.webhooks.deliveryListener : undefined;
+      if (listener) {
+        const { event, receivedAt } = delivery;
+        const record = { eventId: event.id, type: event.event, webhookId: event.webhook_id, status: result.status, outcome: result.outcome, receivedAt };
+        notifyDeliveryListener(listener, 'onDelivery', record, LISTENER_LOGGER);
+      }
       // Written explicitly (not returned), so a global interceptor of the host cannot reshape it.
       this.adapterHost.httpAdapter.reply(response, body, result.status);
     }

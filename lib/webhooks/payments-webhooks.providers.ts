@@ -3,7 +3,7 @@ import { PaymentsConfigurationError } from '../errors/payments.errors.js';
 import { DEFAULT_WEBHOOKS_PATH, PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME, PAYMENTS_WEBHOOKS_PATH } from '../payments.constants.js';
 import { PAYMENTS_MODULE_OPTIONS } from '../payments.module-definition.js';
 import type { PaymentsModuleOptions, ResolvedPaymentsOptions } from '../payments-options.interface.js';
-import type { PaymentsRuntime } from '../payments.runtime.js';
+import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { InlinePaymentEventsProcessor } from './inline-payment-events.processor.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';

@@ -1,4 +1,4 @@
-import { isUuid } from '../payments.uuid.js';
+import { isUuid } from '../core/payments.uuid.js';
 import type { PaymentEvent } from './payment-event.types.js';
 
 /** Why a verified body is not a WebhookEventPayload. */

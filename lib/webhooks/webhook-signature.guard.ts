@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
 import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../payments-options.interface.js';
-import type { PaymentsRuntime } from '../payments.runtime.js';
+import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER, RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';

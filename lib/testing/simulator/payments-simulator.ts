@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PaymentsConfigurationError } from '../../errors/index.js';
-import { isUuid } from '../../payments.uuid.js';
+import { isUuid } from '../../core/payments.uuid.js';
 import type { PaymentEvent, PaymentEventType } from '../../webhooks/payment-event.types.js';
 import { hmacVerifier, resolveHmacScheme } from '../../webhooks/verifiers/hmac.verifier.js';
 import { standardWebhooksVerifier } from '../../webhooks/verifiers/standard-webhooks.verifier.js';

@@ -1,0 +1,16 @@
+/** Tokens and metadata keys of the webhook receiver. */
+
+/** Token of the static webhook route path chosen when the module was defined. */
+export const PAYMENTS_WEBHOOKS_PATH = Symbol('PAYMENTS_WEBHOOKS_PATH');
+
+/** Metadata key under which `@OnPaymentEvent` stores its array of event patterns. */
+export const PAYMENT_EVENT_HANDLER_METADATA = 'payments:event_handler';
+
+/** Metadata key under which `@OnPaymentEvent` stores its merged `OnPaymentEventOptions`. */
+export const PAYMENT_EVENT_HANDLER_OPTIONS_METADATA = 'payments:event_handler_options';
+
+/**
+ * Metadata key set (to `true`) on the webhook controller class and its handler. A host app's global
+ * guard reads it (see `isPaymentsWebhookRoute`) to let verified-by-signature deliveries through.
+ */
+export const PAYMENTS_WEBHOOK_ROUTE_METADATA = 'payments:webhook_route';
