@@ -23,7 +23,7 @@ export const TARGETS = [
 /** Evaluates every target against a results object. */
 export function evaluateTargets(results) {
   return TARGETS.map((t) => {
-    let value = null;
+    let value;
     try {
       value = t.get(results) ?? null;
     } catch {

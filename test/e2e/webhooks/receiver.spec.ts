@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import {
   PaymentEventsRegistry,

@@ -1,0 +1,71 @@
+// ESLint flat config: the recommended rules of ESLint and typescript-eslint, without type information
+// (a type-aware run costs a full program build per lint; `npm run typecheck` already does that work).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+/** Globals of Node.js scripts (bench, scripts, Jest configs); TypeScript files get theirs from @types/node. */
+const nodeGlobals = Object.fromEntries(
+  [
+    'AbortController',
+    'AbortSignal',
+    'Buffer',
+    'URL',
+    'URLSearchParams',
+    'TextDecoder',
+    'TextEncoder',
+    'clearImmediate',
+    'clearInterval',
+    'clearTimeout',
+    'console',
+    'fetch',
+    'globalThis',
+    'performance',
+    'process',
+    'queueMicrotask',
+    'setImmediate',
+    'setInterval',
+    'setTimeout',
+    'structuredClone',
+  ].map((name) => [name, 'readonly']),
+);
+
+export default tseslint.config(
+  {
+    ignores: [
+      'dist/**',
+      'dist-sample/**',
+      'coverage/**',
+      '**/node_modules/**',
+      'bench/results/**',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: nodeGlobals },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `_`-prefixed parameters and destructured leftovers are deliberate (interface shapes, rest omission).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+      // Nest modules and DI markers are empty classes by design (`@Module({...}) class AppModule {}`).
+      '@typescript-eslint/no-extraneous-class': 'off',
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      // Refusing control characters (in keys, header values, paths) is what those patterns are for.
+      'no-control-regex': 'off',
+      'no-console': 'off',
+    },
+  },
+  {
+    // Tests read loosely typed JSON answers; the public types stay free of `any` (rule on in lib/).
+    files: ['test/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    // The library itself logs through a named Nest Logger, never the console.
+    files: ['lib/**/*.ts'],
+    rules: { 'no-console': 'error' },
+  },
+);
