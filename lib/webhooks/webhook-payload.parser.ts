@@ -18,7 +18,8 @@ const isPlainObject = (value: unknown): value is Record<string, unknown> => {
 /**
  * Parses the raw bytes of a delivery, after its signature was verified, into a WebhookEventPayload:
  * `id` and `webhook_id` UUIDs, `event` a non-empty string, `data` an object, `metadata` an object or
- * null (absent is read as null). Other fields are kept. `detail` names the failing field, never its value.
+ * null (absent is read as null). `id` and `webhook_id` come back lower-case (canonical), whatever
+ * case the sender used. Other fields are kept. `detail` names the failing field, never its value.
  */
 export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult {
   let value: unknown;
@@ -40,5 +41,9 @@ export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult 
     return { ok: false, problem: 'invalid_payload', detail: 'metadata is neither an object nor null' };
   }
   if (metadata === undefined) value.metadata = null;
+  // Canonical ids before anything is keyed on them (claims, job ids, logs, the handler's context):
+  // a UUID is case-insensitive, so a redelivery of the same id in upper case is the same event.
+  value.id = id.toLowerCase();
+  value.webhook_id = webhookId.toLowerCase();
   return { ok: true, event: value as unknown as PaymentEvent };
 }

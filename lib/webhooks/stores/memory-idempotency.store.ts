@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
 export interface MemoryIdempotencyStoreOptions {
   /**
-   * Most (event, handler) keys kept; the least recently used goes first beyond it. Default 100000.
-   * Size it above (events per retention period x handlers): an evicted "done" key runs again if the
-   * service redelivers it.
+   * Most (event, handler) keys kept. Default 100000. Beyond it the least recently used completed (or
+   * released) key goes first; a running handler's lease is never evicted (a store full of them
+   * refuses new claims: 503). Size it above (events per retention period x handlers): an evicted
+   * "done" key runs again if the service redelivers it.
    */
   maxEntries?: number;
   /**
@@ -20,21 +21,29 @@ export interface MemoryIdempotencyStoreOptions {
   now?: (() => number) | { now(): number };
 }
 
-type Entry =
-  | { state: 'leased'; token: string; attempt: number; expiresAt: number }
-  | { state: 'released'; attempt: number; expiresAt: number }
-  | { state: 'done'; attempt: number; expiresAt: number };
+type Lease = { state: 'leased'; token: string; attempt: number; expiresAt: number };
+type Settled = { state: 'released' | 'done'; attempt: number; expiresAt: number };
 
 /**
- * The default `IdempotencyStore`: a bounded LRU map in this process. Right for one instance; with
+ * The default `IdempotencyStore`: a bounded map in this process. Right for one instance; with
  * several instances, use `RedisIdempotencyStore` so that they share claims. A restart forgets every
  * claim, which is safe for in-flight work (the service redelivers) but lets an already handled event
  * run again if it is redelivered after the restart.
  *
+ * At most `maxEntries` keys are held. A live lease (a handler running now) is never evicted: when
+ * the store is full of live leases, `claim` rejects, so the receiver answers 503 and the service
+ * redelivers later, rather than letting a copy of a running event run its handler concurrently.
+ * Settled keys (completed, or released after a failure) make room, least recently used first: a
+ * completed key evicted that way runs its handler again if the service redelivers that event.
+ *
  * @example PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new MemoryIdempotencyStore({ maxEntries: 50_000 }) } })
  */
 export class MemoryIdempotencyStore implements IdempotencyStore {
-  readonly #entries: LRUCache<string, Entry>;
+  /** Claims in flight, in claim order (so the first one is the first to expire). Never evicted while live. */
+  readonly #leases = new Map<string, Lease>();
+  /** Completed and released keys; the least recently used goes first when room is needed. */
+  readonly #settled: LRUCache<string, Settled>;
+  readonly #maxEntries: number;
   readonly #retentionMs: number;
   readonly #now: () => number;
 
@@ -47,7 +56,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (!Number.isFinite(retentionSeconds) || retentionSeconds <= 0) {
       throw new PaymentsConfigurationError('MemoryIdempotencyStore retentionSeconds', 'must be a number > 0', 'pass seconds (at least the service\'s retry window), or omit it for 259200 (3 days)');
     }
-    this.#entries = new LRUCache<string, Entry>({ max: maxEntries });
+    this.#maxEntries = maxEntries;
+    this.#settled = new LRUCache<string, Settled>({ max: maxEntries });
     this.#retentionMs = retentionSeconds * 1000;
     const clock = options.now;
     this.#now = clock === undefined ? () => Date.now() : typeof clock === 'function' ? clock : () => clock.now();
@@ -55,46 +65,82 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** Number of keys held (expired ones included until they are touched or evicted). */
   get size(): number {
-    return this.#entries.size;
+    return this.#leases.size + this.#settled.size;
   }
 
+  /**
+   * Claims `key`. Rejects with a `PaymentsError` (the receiver answers 503, the service redelivers)
+   * when `maxEntries` keys are held and every one is a live lease.
+   */
   async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
     const now = this.#now();
-    const entry = this.#live(key, now);
-    if (entry?.state === 'done') return { status: 'done' };
-    if (entry?.state === 'leased' && entry.expiresAt > now) return { status: 'busy' };
-    // Absent, released, or a lease that expired (its owner crashed or overran): claim it again.
-    const attempt = (entry?.attempt ?? 0) + 1;
-    const token = randomUUID();
-    this.#entries.set(key, { state: 'leased', token, attempt, expiresAt: now + leaseMs });
-    return { status: 'claimed', token, attempt };
+    const lease = this.#leases.get(key);
+    if (lease) {
+      if (lease.expiresAt > now) return { status: 'busy' };
+      // The owner crashed or overran its lease: claim it again (moved last, with the latest expiry).
+      this.#leases.delete(key);
+      return this.#lease(key, lease.attempt + 1, now, leaseMs);
+    }
+    const settled = this.#live(key, now);
+    if (settled?.state === 'done') return { status: 'done' };
+    // Absent, or released by a failed run.
+    if (settled) this.#settled.delete(key);
+    this.#makeRoom(now);
+    return this.#lease(key, (settled?.attempt ?? 0) + 1, now, leaseMs);
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
-    const now = this.#now();
-    const entry = this.#live(key, now);
-    if (entry?.state !== 'leased' || entry.token !== token) return;
+    const lease = this.#leases.get(key);
+    if (lease?.token !== token) return;
     const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
-    this.#entries.set(key, { state: 'done', attempt: entry.attempt, expiresAt: now + keepFor });
+    this.#leases.delete(key);
+    this.#settled.set(key, { state: 'done', attempt: lease.attempt, expiresAt: this.#now() + keepFor });
   }
 
   async release(key: string, token: string): Promise<void> {
-    const now = this.#now();
-    const entry = this.#live(key, now);
-    if (entry?.state !== 'leased' || entry.token !== token) return;
-    this.#entries.set(key, { state: 'released', attempt: entry.attempt, expiresAt: now + this.#retentionMs });
+    const lease = this.#leases.get(key);
+    if (lease?.token !== token) return;
+    this.#leases.delete(key);
+    this.#settled.set(key, { state: 'released', attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
   }
 
   async close(): Promise<void> {
-    this.#entries.clear();
+    this.#leases.clear();
+    this.#settled.clear();
   }
 
-  /** The entry unless its retention ran out (an expired lease is kept: it carries the attempt count). */
-  #live(key: string, now: number): Entry | undefined {
-    const entry = this.#entries.get(key);
+  #lease(key: string, attempt: number, now: number, leaseMs: number): IdempotencyClaim {
+    const token = randomUUID();
+    this.#leases.set(key, { state: 'leased', token, attempt, expiresAt: now + leaseMs });
+    return { status: 'claimed', token, attempt };
+  }
+
+  /**
+   * Frees one slot when the store is full: the least recently used settled key, else the oldest lease
+   * if it has expired (its owner is gone). Throws when every key held is a live lease.
+   */
+  #makeRoom(now: number): void {
+    if (this.#leases.size + this.#settled.size < this.#maxEntries) return;
+    if (this.#settled.size > 0) {
+      this.#settled.pop();
+      return;
+    }
+    const oldest = this.#leases.entries().next().value;
+    if (oldest !== undefined && oldest[1].expiresAt <= now) {
+      this.#leases.delete(oldest[0]);
+      return;
+    }
+    throw new PaymentsError(
+      `MemoryIdempotencyStore is full: all ${this.#maxEntries} entries are handlers running now (raise maxEntries, or use a shared store such as RedisIdempotencyStore)`,
+    );
+  }
+
+  /** The settled entry unless its retention ran out. */
+  #live(key: string, now: number): Settled | undefined {
+    const entry = this.#settled.get(key);
     if (!entry) return undefined;
-    if (entry.state !== 'leased' && entry.expiresAt <= now) {
-      this.#entries.delete(key);
+    if (entry.expiresAt <= now) {
+      this.#settled.delete(key);
       return undefined;
     }
     return entry;

@@ -112,6 +112,51 @@ describe('MemoryIdempotencyStore', () => {
     expect(await small.claim('a', LEASE)).toEqual({ status: 'done' });
   });
 
+  it('never evicts a live lease: more than maxEntries other events during a handler do not let a copy run', async () => {
+    const small = new MemoryIdempotencyStore({ maxEntries: 3, now: () => now });
+    const running = await small.claim('slow:h', LEASE);
+    expect(running).toMatchObject({ status: 'claimed' });
+    for (let i = 0; i < 10; i += 1) {
+      const claim = await small.claim(`other-${i}:h`, LEASE);
+      if (claim.status === 'claimed') await small.complete(`other-${i}:h`, claim.token, RETENTION);
+    }
+    expect(await small.claim('slow:h', LEASE)).toEqual({ status: 'busy' });
+    expect(small.size).toBeLessThanOrEqual(3);
+  });
+
+  it('refuses a new claim (the receiver answers 503) when every entry is a live lease, and takes it once one settles', async () => {
+    const small = new MemoryIdempotencyStore({ maxEntries: 2, now: () => now });
+    const first = await small.claim('a:h', LEASE);
+    await small.claim('b:h', LEASE);
+    await expect(small.claim('c:h', LEASE)).rejects.toThrow(/full.*maxEntries/);
+    expect(await small.claim('a:h', LEASE)).toEqual({ status: 'busy' });
+    expect(await small.claim('b:h', LEASE)).toEqual({ status: 'busy' });
+    if (first.status !== 'claimed') throw new Error('expected a claim');
+    await small.complete('a:h', first.token, RETENTION);
+    expect(await small.claim('c:h', LEASE)).toMatchObject({ status: 'claimed', attempt: 1 });
+    expect(await small.claim('b:h', LEASE)).toEqual({ status: 'busy' });
+  });
+
+  it('makes room by dropping an expired lease (its owner is gone) before refusing', async () => {
+    const small = new MemoryIdempotencyStore({ maxEntries: 1, now: () => now });
+    await small.claim('crashed:h', LEASE);
+    now += LEASE;
+    expect(await small.claim('next:h', LEASE)).toMatchObject({ status: 'claimed' });
+  });
+
+  it('evicts completed keys oldest first while leases stay', async () => {
+    const small = new MemoryIdempotencyStore({ maxEntries: 3, now: () => now });
+    await small.claim('live:h', LEASE);
+    for (const key of ['old:h', 'new:h']) {
+      const claim = await small.claim(key, LEASE);
+      if (claim.status === 'claimed') await small.complete(key, claim.token, RETENTION);
+    }
+    await small.claim('next:h', LEASE);
+    expect(await small.claim('new:h', LEASE)).toEqual({ status: 'done' });
+    expect(await small.claim('live:h', LEASE)).toEqual({ status: 'busy' });
+    expect(await small.claim('next:h', LEASE)).toEqual({ status: 'busy' });
+  });
+
   it('accepts a PaymentsRuntime-like clock object', async () => {
     let t = 0;
     const withRuntime = new MemoryIdempotencyStore({ now: { now: () => t } });
