@@ -4,5 +4,7 @@ import { base } from './jest.base.js';
 export default {
   ...base,
   testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+  // PostgreSQL suites run with `npm run test:postgres` (jest.postgres.config.js).
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/postgres/'],
   testTimeout: 120000,
 };

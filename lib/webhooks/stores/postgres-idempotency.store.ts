@@ -1,0 +1,226 @@
+import { randomUUID } from 'node:crypto';
+import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
+import {
+  postgresIndexName,
+  quotePostgresTable,
+  runPostgresSchema,
+  wholeMs,
+  type PostgresQueryable,
+} from './postgres-sql.util.js';
+
+/** Default table of `PostgresIdempotencyStore`. */
+export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
+
+/** Options of `PostgresIdempotencyStore`. */
+export interface PostgresIdempotencyStoreOptions {
+  /**
+   * Table of the claims, optionally schema-qualified (`'billing.payments_idempotency'`). Default
+   * `'payments_idempotency'`. All instances of one app must use the same table.
+   */
+  table?: string;
+  /**
+   * Create the table and its index on first use (`CREATE TABLE IF NOT EXISTS`). Default true. Pass
+   * false when your migrations run `postgresIdempotencyStoreSchema()` themselves and the app's role
+   * may not run DDL.
+   */
+  createTable?: boolean;
+  /**
+   * How long the attempt count of a key that never completes is kept, in seconds. Default 259200
+   * (3 days). A completed key is kept for its retention instead.
+   */
+  attemptsTtlSeconds?: number;
+  /**
+   * Expired rows are deleted in the background, one batch (an index range on `expires_at`, never a
+   * full scan) every `cleanupEvery` claims. Default 500; 0 turns the background clean-up off (call
+   * `deleteExpired()` from your own job).
+   */
+  cleanupEvery?: number;
+  /** Rows deleted per background batch. Default 1000. */
+  cleanupBatchSize?: number;
+}
+
+/**
+ * The SQL that creates the table of `PostgresIdempotencyStore` (idempotent: `IF NOT EXISTS`). Run it
+ * from your migrations and pass `createTable: false`, or let the store run it on first use.
+ *
+ * Columns: `key` (`${eventId}:${handlerId}`), `owner` (token of the latest claim; null once released
+ * or done), `lease_until` (end of the running claim's lease), `attempt` (claims granted), `done`,
+ * `expires_at` (the row counts as absent after it; an index on it serves the clean-up).
+ *
+ * @example await pool.query(postgresIdempotencyStoreSchema('payments_idempotency'))
+ */
+export function postgresIdempotencyStoreSchema(table: string = DEFAULT_POSTGRES_IDEMPOTENCY_TABLE): string {
+  const quoted = quotePostgresTable(table, 'PostgresIdempotencyStore table');
+  return `CREATE TABLE IF NOT EXISTS ${quoted} (
+  key text PRIMARY KEY,
+  owner uuid,
+  lease_until timestamptz,
+  attempt integer NOT NULL,
+  done boolean NOT NULL DEFAULT false,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${quoted} (expires_at);`;
+}
+
+/**
+ * `IdempotencyStore` on PostgreSQL, for apps that have PostgreSQL but no Redis: every instance that
+ * points at the same database (and table) shares the claims, so a handler runs once in total.
+ *
+ * One statement per call, timed by the database's clock (so instances with skewed clocks agree):
+ * `claim` is an `INSERT ... ON CONFLICT DO UPDATE ... WHERE` that takes the row only when it is absent,
+ * expired, released or its lease lapsed, so concurrent deliveries on any number of instances get
+ * exactly one `claimed`. `complete` and `release` are `UPDATE`s guarded by the caller's token: an
+ * owner whose lease lapsed still owns the claim until another delivery claims it, as with
+ * `RedisIdempotencyStore`. Database errors are never swallowed: they reject, and the receiver answers
+ * 503 without running anything.
+ *
+ * Expired rows count as absent at once and are deleted later, in small batches by an index range on
+ * `expires_at` (see `cleanupEvery`), never by a scan per delivery. The pool belongs to the caller: the
+ * store does not end it.
+ *
+ * @example
+ * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+ * PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new PostgresIdempotencyStore(pool) } })
+ */
+export class PostgresIdempotencyStore implements IdempotencyStore {
+  /** The table, quoted for SQL. */
+  readonly table: string;
+  readonly #attemptsTtlMs: number;
+  readonly #cleanupEvery: number;
+  readonly #cleanupBatchSize: number;
+  readonly #sql: { claim: string; state: string; complete: string; release: string; deleteExpired: string };
+  readonly #schemaSql: string | undefined;
+  #schema: Promise<void> | undefined;
+  #claimsSinceCleanup = 0;
+  #cleanup: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly pool: PostgresQueryable,
+    options: PostgresIdempotencyStoreOptions = {},
+  ) {
+    if (pool === null || typeof pool !== 'object' || typeof (pool as { query?: unknown }).query !== 'function') {
+      throw new PaymentsConfigurationError(
+        'PostgresIdempotencyStore pool',
+        'is not a node-postgres pool',
+        'pass a pg Pool: new PostgresIdempotencyStore(new Pool({ connectionString }))',
+      );
+    }
+    const table = options.table ?? DEFAULT_POSTGRES_IDEMPOTENCY_TABLE;
+    this.table = quotePostgresTable(table, 'PostgresIdempotencyStore table');
+    this.#attemptsTtlMs = positiveInteger(options.attemptsTtlSeconds, 259_200, 'attemptsTtlSeconds') * 1000;
+    this.#cleanupEvery = wholeNumber(options.cleanupEvery, 500, 'cleanupEvery');
+    this.#cleanupBatchSize = positiveInteger(options.cleanupBatchSize, 1000, 'cleanupBatchSize');
+    if (options.createTable === false) this.#schema = Promise.resolve();
+    else this.#schemaSql = postgresIdempotencyStoreSchema(table);
+    const t = this.table;
+    const now = 'clock_timestamp()';
+    this.#sql = {
+      // $1 key, $2 token, $3 lease ms, $4 state ttl ms. A row counts as absent once expired.
+      claim: `INSERT INTO ${t} AS s (key, owner, lease_until, attempt, done, expires_at)
+VALUES ($1, $2, ${now} + $3::float8 * interval '1 millisecond', 1, false, ${now} + $4::float8 * interval '1 millisecond')
+ON CONFLICT (key) DO UPDATE SET
+  owner = EXCLUDED.owner,
+  lease_until = EXCLUDED.lease_until,
+  attempt = CASE WHEN s.expires_at <= ${now} THEN 1 ELSE s.attempt + 1 END,
+  done = false,
+  expires_at = EXCLUDED.expires_at
+WHERE s.expires_at <= ${now} OR (NOT s.done AND (s.lease_until IS NULL OR s.lease_until <= ${now}))
+RETURNING attempt`,
+      state: `SELECT done FROM ${t} WHERE key = $1 AND expires_at > ${now}`,
+      // $1 key, $2 token, $3 retention ms.
+      complete: `UPDATE ${t} SET done = true, owner = NULL, lease_until = NULL, expires_at = ${now} + $3::float8 * interval '1 millisecond'
+WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
+      release: `UPDATE ${t} SET owner = NULL, lease_until = NULL WHERE key = $1 AND owner = $2 AND NOT done`,
+      // $1 batch size. The sub-select walks the expires_at index from its oldest end.
+      deleteExpired: `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)`,
+    };
+  }
+
+  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
+    return this.claimOnce(key, leaseMs, true);
+  }
+
+  private async claimOnce(key: string, leaseMs: number, retry: boolean): Promise<IdempotencyClaim> {
+    await this.ensureSchema();
+    const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
+    const token = randomUUID();
+    const claimed = await this.pool.query(this.#sql.claim, [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
+    this.maybeCleanUp();
+    const row = claimed.rows[0];
+    if (row !== undefined) return { status: 'claimed', token, attempt: Number(row['attempt']) };
+    // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
+    // only visible to a new statement, hence this second one.)
+    const state = await this.pool.query(this.#sql.state, [key]);
+    const current = state.rows[0];
+    if (current === undefined) {
+      // Expired (or deleted by the clean-up) in between: one more try, then say busy (the service retries).
+      return retry ? this.claimOnce(key, leaseMs, false) : { status: 'busy' };
+    }
+    return current['done'] === true ? { status: 'done' } : { status: 'busy' };
+  }
+
+  async complete(key: string, token: string, retentionMs: number): Promise<void> {
+    await this.ensureSchema();
+    await this.pool.query(this.#sql.complete, [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
+  }
+
+  async release(key: string, token: string): Promise<void> {
+    await this.ensureSchema();
+    await this.pool.query(this.#sql.release, [key, token]);
+  }
+
+  /**
+   * Deletes up to `limit` expired rows (oldest first, by the `expires_at` index) and resolves to how
+   * many went. The store calls it in the background; call it from a job if `cleanupEvery` is 0.
+   */
+  async deleteExpired(limit: number = this.#cleanupBatchSize): Promise<number> {
+    await this.ensureSchema();
+    const result = await this.pool.query(this.#sql.deleteExpired, [limit]);
+    return result.rowCount ?? 0;
+  }
+
+  /** Waits for a background clean-up batch, if one runs. The pool belongs to the caller: it stays open. */
+  async close(): Promise<void> {
+    await this.#cleanup;
+  }
+
+  /** Creates the table once per store (concurrent first calls share one attempt; a failure is retried on the next call). */
+  private ensureSchema(): Promise<void> {
+    if (this.#schema !== undefined) return this.#schema;
+    const created = runPostgresSchema(this.pool, this.#schemaSql!);
+    this.#schema = created;
+    created.catch(() => {
+      if (this.#schema === created) this.#schema = undefined;
+    });
+    return created;
+  }
+
+  /** One batch every `cleanupEvery` claims, never two at once, its errors ignored (the next batch retries). */
+  private maybeCleanUp(): void {
+    if (this.#cleanupEvery === 0 || this.#cleanup !== undefined) return;
+    if (++this.#claimsSinceCleanup < this.#cleanupEvery) return;
+    this.#claimsSinceCleanup = 0;
+    this.#cleanup = this.deleteExpired()
+      .catch(() => 0)
+      .finally(() => {
+        this.#cleanup = undefined;
+      });
+  }
+}
+
+function positiveInteger(value: number | undefined, fallback: number, option: string): number {
+  const n = value ?? fallback;
+  if (!Number.isInteger(n) || n < 1) {
+    throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be a whole number >= 1', `pass a whole number, or omit it for ${fallback}`);
+  }
+  return n;
+}
+
+function wholeNumber(value: number | undefined, fallback: number, option: string): number {
+  const n = value ?? fallback;
+  if (!Number.isInteger(n) || n < 0) {
+    throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be a whole number >= 0', `pass a whole number (0 turns it off), or omit it for ${fallback}`);
+  }
+  return n;
+}

@@ -1,0 +1,231 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import { PaymentsConfigurationError } from '../../../lib/errors/payments.errors.js';
+import {
+  PostgresIdempotencyStore,
+  postgresIdempotencyStoreSchema,
+} from '../../../lib/webhooks/stores/postgres-idempotency.store.js';
+import type { PostgresQueryable } from '../../../lib/webhooks/stores/postgres-sql.util.js';
+import { createTestDatabase, createUnreachablePool, deadPort, waitFor, type TestDatabase } from './postgres-test.util.js';
+
+// Compile-time: a node-postgres Pool is accepted as it is (checked by `npm run typecheck`).
+type Expect<T extends true> = T;
+export type AcceptsPgPool = Expect<pg.Pool extends PostgresQueryable ? true : false>;
+
+const LONG_LEASE_MS = 60_000;
+const RETENTION_MS = 60_000;
+
+describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  let store: PostgresIdempotencyStore;
+  let table: string;
+  let tables = 0;
+
+  beforeAll(async () => {
+    db = await createTestDatabase('store');
+  });
+
+  beforeEach(() => {
+    table = `idem_${++tables}`;
+    store = new PostgresIdempotencyStore(db.pool, { table });
+  });
+
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  const row = async (key: string): Promise<Record<string, unknown> | undefined> =>
+    (await db.pool.query(`SELECT *, lease_until > clock_timestamp() AS leased, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ttl_ms FROM ${table} WHERE key = $1`, [key])).rows[0];
+
+  it('[W4] grants exactly one of 100 concurrent claims on one key, across 4 pools', async () => {
+    const pools = [db.pool, db.newPool(), db.newPool(), db.newPool()];
+    await store.claim('warm-up', LONG_LEASE_MS); // the table exists before the race
+    const stores = pools.map((pool) => new PostgresIdempotencyStore(pool, { table }));
+    const claims = await Promise.all(Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-1:handler', LONG_LEASE_MS)));
+    expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
+    expect(claims.filter((c) => c.status === 'busy')).toHaveLength(99);
+  });
+
+  it('creates its table on first use, once, even when several stores start at the same moment', async () => {
+    const stores = [0, 1, 2, 3].map(() => new PostgresIdempotencyStore(db.newPool(), { table }));
+    const claims = await Promise.all(stores.map((s, i) => s.claim(`evt-${i}:h`, LONG_LEASE_MS)));
+    expect(claims.map((c) => c.status)).toEqual(['claimed', 'claimed', 'claimed', 'claimed']);
+    const exists = await db.pool.query(`SELECT to_regclass($1) AS t`, [table]);
+    expect(exists.rows[0]!['t']).toBe(table);
+  });
+
+  it('answers claimed with attempt 1 on a new key, then busy while the lease is held', async () => {
+    const first = await store.claim('evt-1:h', LONG_LEASE_MS);
+    expect(first).toMatchObject({ status: 'claimed', attempt: 1 });
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
+  });
+
+  it('keeps claims of different handlers of one event apart', async () => {
+    expect((await store.claim('evt-1:a', LONG_LEASE_MS)).status).toBe('claimed');
+    expect((await store.claim('evt-1:b', LONG_LEASE_MS)).status).toBe('claimed');
+  });
+
+  it('[W4] answers done after the owner completes, for every later claim, from any instance', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+    const other = new PostgresIdempotencyStore(db.newPool(), { table });
+    expect(await other.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+  });
+
+  it('keeps the done row for the retention passed to complete', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete('evt-1:h', claim.token, 123_000);
+    const ttl = Number((await row('evt-1:h'))!['ttl_ms']);
+    expect(ttl).toBeGreaterThan(100_000);
+    expect(ttl).toBeLessThanOrEqual(123_000);
+  });
+
+  it('lets the key be claimed again once the lease expires, counting the attempt', async () => {
+    const first = await store.claim('evt-1:h', 200);
+    expect(first).toMatchObject({ status: 'claimed', attempt: 1 });
+    const second = await waitFor(
+      async () => {
+        const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+        return claim.status === 'claimed' ? claim : undefined;
+      },
+      { what: 'the lease to expire' },
+    );
+    expect(second.attempt).toBe(2);
+    if (first.status !== 'claimed') throw new Error('expected a claim');
+    expect(second.token).not.toBe(first.token);
+  });
+
+  it('ignores complete with a token that does not own the lease', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS);
+    expect(await row('evt-1:h')).toMatchObject({ done: false, owner: claim.token, leased: true });
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
+  });
+
+  it('ignores release with a token that does not own the lease', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.release('evt-1:h', '00000000-0000-4000-8000-000000000000');
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
+  });
+
+  it('ignores complete from an owner whose lease expired and was claimed by another delivery', async () => {
+    const stale = await store.claim('evt-1:h', 100);
+    if (stale.status !== 'claimed') throw new Error('expected a claim');
+    const fresh = await waitFor(async () => {
+      const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+      return claim.status === 'claimed' ? claim : undefined;
+    });
+    await store.complete('evt-1:h', stale.token, RETENTION_MS);
+    expect(await row('evt-1:h')).toMatchObject({ done: false, owner: fresh.token });
+  });
+
+  it('lets an owner whose lease lapsed complete it while nobody else claimed it', async () => {
+    const claim = await store.claim('evt-1:h', 50);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), { what: 'the lease to lapse' });
+    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+  });
+
+  it('ignores complete with a wrong token after the lease lapsed', async () => {
+    const claim = await store.claim('evt-1:h', 50);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), { what: 'the lease to lapse' });
+    await store.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
+  it('ignores complete from an owner that already released', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.release('evt-1:h', claim.token);
+    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
+  it('[W4] lets a redelivery claim again after the owner releases, with the next attempt number', async () => {
+    const first = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (first.status !== 'claimed') throw new Error('expected a claim');
+    await store.release('evt-1:h', first.token);
+    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
+  it('forgets a completed key once its retention expires: the next claim starts again at attempt 1', async () => {
+    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete('evt-1:h', claim.token, 100);
+    const again = await waitFor(
+      async () => {
+        const next = await store.claim('evt-1:h', LONG_LEASE_MS);
+        return next.status === 'claimed' ? next : undefined;
+      },
+      { what: 'the retention to expire' },
+    );
+    expect(again.attempt).toBe(1);
+  });
+
+  it('deletes expired rows in batches by the expires_at index, leaving live ones', async () => {
+    for (let i = 0; i < 30; i++) {
+      const claim = await store.claim(`old-${i}:h`, LONG_LEASE_MS);
+      if (claim.status === 'claimed') await store.complete(`old-${i}:h`, claim.token, 1);
+    }
+    const live = await store.claim('live:h', LONG_LEASE_MS);
+    expect(live.status).toBe('claimed');
+    await waitFor(async () => (Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n']) === 30 ? true : undefined));
+    expect(await store.deleteExpired(20)).toBe(20);
+    expect(await store.deleteExpired(20)).toBe(10);
+    expect(await store.deleteExpired(20)).toBe(0);
+    const left = await db.pool.query(`SELECT key FROM ${table}`);
+    expect(left.rows.map((r) => r['key'])).toEqual(['live:h']);
+    // The batch is an index range, not a scan of the table.
+    await db.pool.query('SET enable_seqscan = off');
+    const plan = await db.pool.query(`EXPLAIN DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 20 FOR UPDATE SKIP LOCKED)`);
+    await db.pool.query('RESET enable_seqscan');
+    expect(plan.rows.map((r) => String(r['QUERY PLAN'])).join('\n')).toMatch(/Index Scan using "?idem_\d+_expires_at_idx/);
+  });
+
+  it('cleans up in the background every cleanupEvery claims', async () => {
+    const background = new PostgresIdempotencyStore(db.pool, { table, cleanupEvery: 5, cleanupBatchSize: 100 });
+    for (let i = 0; i < 4; i++) {
+      const claim = await background.claim(`old-${i}:h`, LONG_LEASE_MS);
+      if (claim.status === 'claimed') await background.complete(`old-${i}:h`, claim.token, 1);
+    }
+    await waitFor(async () => (Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n']) === 4 ? true : undefined));
+    await background.claim('fifth:h', LONG_LEASE_MS);
+    await background.close(); // waits for the batch the fifth claim started
+    const left = await db.pool.query(`SELECT key FROM ${table} ORDER BY key`);
+    expect(left.rows.map((r) => r['key'])).toEqual(['fifth:h']);
+  });
+
+  it('rejects (so the receiver answers 503) when the database is unreachable', async () => {
+    const down = new PostgresIdempotencyStore(createUnreachablePool(await deadPort()), { table });
+    await expect(down.claim('evt-1:h', LONG_LEASE_MS)).rejects.toThrow();
+    await expect(down.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS)).rejects.toThrow();
+  });
+
+  it('uses a table that migrations created, with createTable: false', async () => {
+    await db.pool.query('CREATE SCHEMA IF NOT EXISTS billing');
+    await db.pool.query(postgresIdempotencyStoreSchema('billing.claims'));
+    const migrated = new PostgresIdempotencyStore(db.pool, { table: 'billing.claims', createTable: false });
+    expect(await migrated.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 1 });
+    expect((await db.pool.query('SELECT count(*)::int AS n FROM billing.claims')).rows[0]!['n']).toBe(1);
+  });
+
+  it.each([['payments; DROP TABLE x'], ['a.b.c'], [''], ['"quoted"'], ['x'.repeat(64)]])(
+    'refuses the table name %j with a PaymentsConfigurationError naming the option',
+    (name) => {
+      expect(() => new PostgresIdempotencyStore(db.pool, { table: name })).toThrow(PaymentsConfigurationError);
+      expect(() => new PostgresIdempotencyStore(db.pool, { table: name })).toThrow(/PostgresIdempotencyStore table/);
+      expect(() => postgresIdempotencyStoreSchema(name)).toThrow(PaymentsConfigurationError);
+    },
+  );
+
+  it('refuses something that is not a pool', () => {
+    expect(() => new PostgresIdempotencyStore({} as PostgresQueryable)).toThrow(/PostgresIdempotencyStore pool/);
+  });
+});
