@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PaymentsService } from '../client/payments.service.js';
 import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
 import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
@@ -10,6 +10,8 @@ import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import type { PaymentDeliveryListener } from './journal/payment-delivery-listener.interface.js';
 import { notifyDeliveryListener, toHandlerRecords } from './journal/payment-delivery-listener.util.js';
 import { IdempotencyStore } from './stores/idempotency-store.interface.js';
+import { WebhookLogSampler } from './webhook-log.sampler.js';
+import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 
 /** How one handler fared with one event. */
 export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
@@ -21,6 +23,8 @@ export interface DispatchHandlerResult {
   status: DispatchHandlerStatus;
   /** How long the handler ran, when it ran. */
   durationMs?: number;
+  /** The attempt number the handler saw (`ctx.deliveryAttempt`), when it ran. */
+  attempt?: number;
   /** What the handler (status `failed`) or the store (status `store_unavailable`) threw. */
   error?: unknown;
 }
@@ -59,6 +63,8 @@ export interface DispatchMeta {
 @Injectable()
 export class PaymentEventsDispatcher {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
+  private readonly busyLog = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
   private readonly leaseMs: number;
   private readonly retentionMs: number;
   private readonly listener: PaymentDeliveryListener | undefined;
@@ -69,6 +75,7 @@ export class PaymentEventsDispatcher {
     @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PaymentsService) private readonly client: PaymentIntentsRetriever,
+    @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     const webhooks = options.webhooks;
     this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
@@ -84,7 +91,8 @@ export class PaymentEventsDispatcher {
       if (this.listener) this.notify(event, meta, 'unhandled', []);
       return { outcome: 'unhandled', handlers: [] };
     }
-    const results = await Promise.all(handlers.map((handler) => this.runOne(handler, event, meta)));
+    // Each handler in its own span (a child of the delivery or queue span), its run timed by the metric.
+    const results = await Promise.all(handlers.map((handler) => this.telemetry.runHandler(handler.id, event, () => this.runOne(handler, event, meta))));
     const outcome = aggregate(results);
     if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
@@ -124,6 +132,7 @@ export class PaymentEventsDispatcher {
       claim = await this.store.claim(key, this.leaseMs);
     } catch (error) {
       this.logger.error(`Idempotency store unavailable while claiming ${where}: not run (${describe(error)})`);
+      this.telemetry.storeError('claim');
       return { handler: handler.id, status: 'store_unavailable', error };
     }
     if (claim.status === 'done') {
@@ -131,7 +140,7 @@ export class PaymentEventsDispatcher {
       return { handler: handler.id, status: 'skipped' };
     }
     if (claim.status === 'busy') {
-      this.logger.warn(`Busy ${where}: a concurrent delivery is running it`);
+      this.busyLog.log('busy', `Busy ${where}: a concurrent delivery is running it`);
       return { handler: handler.id, status: 'busy' };
     }
 
@@ -151,8 +160,9 @@ export class PaymentEventsDispatcher {
       } catch (releaseError) {
         // The lease then expires after claimTtlSeconds and a later delivery runs the handler again.
         this.logger.error(`Could not release the claim of ${where}: ${describe(releaseError)}`);
+        this.telemetry.storeError('release');
       }
-      return { handler: handler.id, status: 'failed', durationMs, error };
+      return { handler: handler.id, status: 'failed', durationMs, attempt, error };
     }
     const durationMs = this.runtime.now() - started;
     try {
@@ -161,11 +171,12 @@ export class PaymentEventsDispatcher {
       // The handler ran but its completion is not recorded: answer 503 so the service retries. The
       // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
       this.logger.error(`Handled ${where} in ${durationMs} ms, but the store could not record it: ${describe(error)}`);
-      return { handler: handler.id, status: 'store_unavailable', durationMs, error };
+      this.telemetry.storeError('complete');
+      return { handler: handler.id, status: 'store_unavailable', durationMs, attempt, error };
     }
     // Debug, not 'log': a line per handled delivery cost 6-12 % of the receiver's CPU (bench/NOTES.md).
     this.logger.debug(`Handled ${where} in ${durationMs} ms (attempt ${attempt})`);
-    return { handler: handler.id, status: 'done', durationMs };
+    return { handler: handler.id, status: 'done', durationMs, attempt };
   }
 }
 

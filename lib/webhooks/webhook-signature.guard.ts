@@ -1,12 +1,15 @@
-import { Inject, Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
 import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../payments-options.interface.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER, RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
+import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from './verifiers/webhook-verifier.interface.js';
+import { attachDeliveryTelemetry } from '../telemetry/delivery-telemetry.request.js';
+import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 
 /** Where the guard leaves the verified event and the reception time on the request. */
 const VERIFIED_DELIVERY = Symbol('payments:verified_delivery');
@@ -42,14 +45,20 @@ export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDeli
 @Injectable()
 export class WebhookSignatureGuard implements CanActivate {
   protected readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  /** Refusals are sampled per reason: anyone can send them, so they must not set the log volume. */
+  protected readonly rejections = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
 
   constructor(
     @Inject(PAYMENTS_RESOLVED_OPTIONS) protected readonly options: ResolvedPaymentsOptions,
     @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
+    @Optional() @Inject(PaymentsTelemetry) protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<WebhookRequestLike>();
+    // The delivery span starts here (child of the app's HTTP server span); the controller or the filter ends it.
+    const delivery = this.telemetry.startDelivery();
+    attachDeliveryTelemetry(request, delivery);
     const receivedAt = new Date(this.runtime.now());
     const webhooks = this.options.webhooks;
     if (webhooks === false) {
@@ -89,6 +98,7 @@ export class WebhookSignatureGuard implements CanActivate {
     if (!this.isEndpointAllowed(webhooks, event)) {
       this.reject(401, 'unknown_endpoint', `webhook_id of event ${event.id} is not in endpointIds`);
     }
+    delivery.verified(event);
     request[VERIFIED_DELIVERY] = { event, receivedAt };
     this.logger.debug(`Received event ${event.id} (${event.event})`);
     return true;
@@ -128,9 +138,12 @@ export class WebhookSignatureGuard implements CanActivate {
     return webhooks.endpointIds === undefined || webhooks.endpointIds.has(event.webhook_id.toLowerCase());
   }
 
-  /** Logs the refusal (reason code and a detail free of header values and secrets) and throws it. */
+  /**
+   * Logs the refusal (reason code and a detail free of header values and secrets; sampled per reason)
+   * and throws it.
+   */
   protected reject(status: number, reason: WebhookRejectionReason, detail: string): never {
-    this.logger.warn(`Rejected delivery with ${status} ${reason}: ${detail}`);
+    this.rejections.log(reason, `Rejected delivery with ${status} ${reason}: ${detail}`);
     throw new WebhookRejectionException(status, reason);
   }
 
