@@ -11,6 +11,7 @@ import {
 } from '@nestjs/common';
 import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
 import { PaymentsService } from './client/payments.service.js';
+import { PaymentsTelemetry } from './telemetry/payments.telemetry.js';
 import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME, PAYMENTS_WEBHOOKS_PATH } from './payments.constants.js';
 import {
   PAYMENTS_ASYNC_OPTIONS_TYPE,
@@ -41,6 +42,8 @@ const coreProviders: Provider[] = [
     useFactory: (options: ResolvedPaymentsOptions) => options.runtime,
     inject: [PAYMENTS_RESOLVED_OPTIONS],
   },
+  // Loads the optional @opentelemetry/api once at boot; a no-op telemetry when it is not installed.
+  { provide: PaymentsTelemetry, useFactory: () => PaymentsTelemetry.load() },
   PaymentsService,
 ];
 
@@ -56,6 +59,7 @@ const coreProviders: Provider[] = [
   providers: coreProviders,
   exports: [
     PaymentsService,
+    PaymentsTelemetry,
     PAYMENTS_RESOLVED_OPTIONS,
     PAYMENTS_RUNTIME,
     PaymentEventsRegistry,

@@ -6,16 +6,16 @@ import {
   PaymentsApiError,
   PaymentsAuthenticationError,
   PaymentsConnectionError,
-  PaymentsInvalidArgumentError,
   PaymentsPermissionError,
   PaymentsRateLimitError,
   type PaymentsHttpMethod,
 } from '../errors/payments.errors.js';
-import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
 import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
-import { assertMethod, assertRelativePath, buildQueryString, sanitizeHeaders } from './payments-request.validation.js';
+import { assertMethod, assertRelativePath, buildQueryString, refusedArgument, sanitizeHeaders } from './payments-request.validation.js';
 import { isRetryableConnectionError, isRetryableStatus, parseRetryAfterMs, retryDelayMs } from './payments-retry.policy.js';
 import { REDACTED, redactSecret } from './payments-secret.redactor.js';
+import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 
 const USER_AGENT = 'nestjs-payments';
 
@@ -73,19 +73,24 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   readonly #logger = new Logger('PaymentsClient');
   readonly #base: string;
   readonly #origin: string;
-  readonly #options: Pick<ResolvedPaymentsOptions, 'http' | 'runtime'>;
+  readonly #options: Pick<ResolvedPaymentsClientOptions, 'http' | 'runtime'>;
   readonly #authHeaders: () => Record<string, string>;
   readonly #redact: <T>(value: T) => T;
   readonly #httpAgent: HttpAgent;
   readonly #httpsAgent: HttpsAgent;
   readonly #axios: AxiosInstance;
+  readonly #telemetry: PaymentsTelemetry;
+  readonly #server: { address: string; port: number };
 
-  constructor(options: ResolvedPaymentsOptions) {
+  constructor(options: ResolvedPaymentsClientOptions, telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled()) {
+    this.#telemetry = telemetry;
     const { apiKey, apiVersion } = options;
     this.#authHeaders = () => ({ 'X-Api-Key': apiKey, 'X-Api-Version': apiVersion });
     this.#redact = <T>(value: T): T => redactSecret(value, apiKey);
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#origin = new URL(this.#base).origin;
+    const baseUrl = new URL(this.#base);
+    this.#server = { address: baseUrl.hostname, port: baseUrl.port ? Number(baseUrl.port) : baseUrl.protocol === 'https:' ? 443 : 80 };
     this.#options = { http: options.http, runtime: options.runtime };
     this.#httpAgent = new HttpAgent({ keepAlive: true });
     this.#httpsAgent = new HttpsAgent({ keepAlive: true });
@@ -111,7 +116,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   async request<T = unknown>(request: PaymentsRequest): Promise<T> {
     const where = 'request';
     if (typeof request !== 'object' || request === null) {
-      throw new PaymentsInvalidArgumentError(where, 'options', 'must be an object { method, path, query?, body?, headers? }');
+      throw refusedArgument(where, 'options', 'must be an object { method, path, query?, body?, headers? }');
     }
     const method = assertMethod(request.method, where);
     const path = assertRelativePath(request.path, where);
@@ -123,17 +128,17 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       try {
         data = JSON.stringify(request.body);
       } catch {
-        throw new PaymentsInvalidArgumentError(where, 'body', 'must be JSON-serialisable (no BigInt, no cycles)');
+        throw refusedArgument(where, 'body', 'must be JSON-serialisable (no BigInt, no cycles)');
       }
       if (data === undefined) {
-        throw new PaymentsInvalidArgumentError(where, 'body', 'must be a JSON value (not a function or a symbol)');
+        throw refusedArgument(where, 'body', 'must be a JSON value (not a function or a symbol)');
       }
     }
 
     const url = `${this.#base}${path}${query ? `?${query}` : ''}`;
     if (new URL(url).origin !== this.#origin) {
       // Unreachable after assertRelativePath; kept so that no future change can send the key elsewhere.
-      throw new PaymentsInvalidArgumentError(where, 'path', 'must stay on the origin of baseUrl');
+      throw refusedArgument(where, 'path', 'must stay on the origin of baseUrl');
     }
     const headers: Record<string, string> = {
       ...extraHeaders,
@@ -147,26 +152,35 @@ export class PaymentsHttpTransport implements PaymentsRequester {
     const { runtime } = this.#options;
     const policy = { baseDelayMs: baseRetryDelayMs, maxDelayMs: maxRetryDelayMs, random: () => runtime.random() };
 
+    // One span per logical call (attempts and retry waits included), named by the route template.
+    const call = this.#telemetry.startClientCall(method, safePath, this.#server);
     for (let attempt = 1; ; attempt += 1) {
-      const outcome = await this.#attempt(method, url, headers, data);
+      const outcome = await call.attempt(() => this.#attempt(method, url, headers, data));
       const retriesLeft = attempt <= maxRetries;
       if (outcome.kind === 'answer') {
-        if (outcome.status >= 200 && outcome.status < 300) return outcome.body as T;
+        if (outcome.status >= 200 && outcome.status < 300) {
+          call.end({ status: outcome.status });
+          return outcome.body as T;
+        }
         const retryAfterMs = parseRetryAfterMs(outcome.retryAfter, runtime.now());
         if (retriesLeft && isRetryableStatus(method, outcome.status)) {
           const delay = retryDelayMs(attempt - 1, retryAfterMs, policy);
           this.#logger.warn(`${method} ${safePath} answered ${outcome.status}; retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+          call.retry(delay, String(outcome.status));
           await runtime.sleep(delay);
           continue;
         }
+        call.end({ status: outcome.status });
         throw this.#apiError(method, safePath, outcome.status, outcome.body, attempt, retryAfterMs);
       }
       if (retriesLeft && isRetryableConnectionError(method, outcome.code)) {
         const delay = retryDelayMs(attempt - 1, undefined, policy);
         this.#logger.warn(`${method} ${safePath} got no answer (${outcome.code}); retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+        call.retry(delay, outcome.code);
         await runtime.sleep(delay);
         continue;
       }
+      call.end({ code: outcome.code });
       throw new PaymentsConnectionError(method, safePath, outcome.code, attempt);
     }
   }

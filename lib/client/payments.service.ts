@@ -1,16 +1,17 @@
-import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants.js';
-import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
 import { PaymentsHttpTransport } from './payments-http.transport.js';
 import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
 import { REDACTED } from './payments-secret.redactor.js';
+import type { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PaymentIntentsResource } from './resources/payment-intents.resource.js';
 import { SetupIntentsResource } from './resources/setup-intents.resource.js';
 import { WebhookEndpointsResource } from './resources/webhook-endpoints.resource.js';
 
 /**
  * The typed API client of the payment service. Inject it anywhere once `PaymentsModule` is imported
- * (the module is global by default).
+ * (the module is global by default); the client of a named instance with
+ * `@InjectPaymentsService('eu')`.
  *
  * Every request carries `X-Api-Key` and `X-Api-Version`, never `X-Account-Id`; 429 is retried with
  * backoff; errors are `PaymentsApiError` subclasses or `PaymentsConnectionError` and never contain
@@ -34,8 +35,12 @@ export class PaymentsService implements PaymentsRequester, OnModuleDestroy {
   readonly #environment: string;
   readonly #baseUrl: string;
 
-  constructor(@Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions) {
-    this.#transport = new PaymentsHttpTransport(options);
+  /**
+   * Built by the module's client part from the validated options (no provider holds them, so the key
+   * lives only in the transport). Construct one yourself only outside Nest, e.g. in a script.
+   */
+  constructor(options: ResolvedPaymentsClientOptions, telemetry?: PaymentsTelemetry) {
+    this.#transport = new PaymentsHttpTransport(options, telemetry);
     this.#environment = options.environment;
     this.#baseUrl = options.baseUrl;
     const requester: PaymentsRequester = { request: (request) => this.#transport.request(request) };

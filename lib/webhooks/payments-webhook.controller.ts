@@ -9,6 +9,7 @@ import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import { getVerifiedWebhookDelivery, WebhookSignatureGuard } from './webhook-signature.guard.js';
+import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js';
 
 const LISTENER_LOGGER = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
 
@@ -47,7 +48,10 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
         // Only reachable if the guard was removed: refuse rather than trust an unverified body.
         throw new WebhookRejectionException(401, 'invalid_signature');
       }
-      const result = await this.processor.process(delivery.event, delivery.receivedAt);
+      // Handler, queue and client spans become children of the delivery span the guard started.
+      const telemetry = deliveryTelemetryOf(request);
+      const result = await telemetry.run(() => this.processor.process(delivery.event, delivery.receivedAt));
+      telemetry.end(result.outcome, result.status);
       const body: WebhookReceiptBody = { received: true, outcome: result.outcome };
       const listener = this.options.webhooks ? this.options.webhooks.deliveryListener : undefined;
       if (listener) {

@@ -2,6 +2,7 @@ import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter 
 import { HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
+import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js';
 
 /**
  * Scoped to the webhook controller, so it runs before any global filter of the host app: refused
@@ -17,12 +18,16 @@ export class WebhookExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<unknown>();
     const adapter = this.adapterHost.httpAdapter;
+    // Ends the delivery span the guard started (a no-op when the guard did not run).
+    const telemetry = deliveryTelemetryOf(host.switchToHttp().getRequest<object>());
     if (exception instanceof WebhookRejectionException) {
+      telemetry.rejected(exception.getStatus(), exception.reason);
       adapter.reply(response, exception.getResponse(), exception.getStatus());
       return;
     }
     if (exception instanceof HttpException) {
       // Thrown by something of the host on this route (a global guard or pipe): keep its status.
+      telemetry.rejected(exception.getStatus(), 'rejected');
       adapter.reply(response, { received: false, error: 'rejected' }, exception.getStatus());
       return;
     }
@@ -30,6 +35,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
       `Webhook delivery failed with 500 internal_error: ${exception instanceof Error ? `${exception.name}: ${exception.message}` : typeof exception}`,
       exception instanceof Error ? exception.stack : undefined,
     );
+    telemetry.rejected(500, 'internal_error');
     adapter.reply(response, { received: false, error: 'internal_error' }, 500);
   }
 }

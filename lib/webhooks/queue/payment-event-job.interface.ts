@@ -5,6 +5,8 @@ export interface PaymentEventJobData {
   event: PaymentEvent;
   /** ISO-8601 time the delivery was received (becomes `ctx.receivedAt` in handlers). */
   receivedAt: string;
+  /** W3C `traceparent` of the enqueue span, when a trace was sampled: the worker's span joins that trace. */
+  traceparent?: string;
 }
 
 /** Result of `PaymentEventsQueue.enqueue`: a new job, or a job with the same event id already there. */

@@ -16,6 +16,7 @@ import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../../pay
 import type { PaymentEvent } from '../payment-event.types.js';
 import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
 import { PaymentEventJobError } from './payment-event-job.error.js';
+import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import type { FailedPaymentEvent, PaymentEventEnqueueOutcome, PaymentEventJobData } from './payment-event-job.interface.js';
 import { resolveQueueConnections, usesKeyPrefix, type DuplicableRedisClient } from './queue-connection.util.js';
 
@@ -59,10 +60,12 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
   private workerConnection: object | undefined;
   private bullmq: typeof import('bullmq') | undefined;
   private starting: Promise<void> | undefined;
+  private stopObservingFailedJobs: () => void = () => undefined;
 
   constructor(
     @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
     @Optional() private readonly dispatcher?: PaymentEventsDispatcher,
+    @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     const webhooks = options.webhooks;
     this.settings = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
@@ -103,16 +106,32 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
    */
   async enqueue(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventEnqueueOutcome> {
     const { queue, settings } = this.ready();
-    return withTimeout(
-      (async (): Promise<PaymentEventEnqueueOutcome> => {
-        // The id check labels the answer; BullMQ's job id dedupes even when two deliveries race past it.
-        if ((await queue.getJobState(event.id)) !== 'unknown') return 'duplicate';
-        await queue.add(event.event, { event, receivedAt: receivedAt.toISOString() }, { jobId: event.id });
-        return 'enqueued';
-      })(),
-      settings.enqueueTimeoutMs,
-      `Redis did not accept event ${event.id} within ${settings.enqueueTimeoutMs} ms`,
+    // A producer span; its traceparent travels in the job so the worker's span joins the same trace.
+    return this.telemetry.enqueue(settings.name, event, (traceparent) =>
+      withTimeout(
+        (async (): Promise<PaymentEventEnqueueOutcome> => {
+          // The id check labels the answer; BullMQ's job id dedupes even when two deliveries race past it.
+          if ((await queue.getJobState(event.id)) !== 'unknown') return 'duplicate';
+          const data: PaymentEventJobData = { event, receivedAt: receivedAt.toISOString(), ...(traceparent ? { traceparent } : {}) };
+          await queue.add(event.event, data, { jobId: event.id });
+          return 'enqueued';
+        })(),
+        settings.enqueueTimeoutMs,
+        `Redis did not accept event ${event.id} within ${settings.enqueueTimeoutMs} ms`,
+      ),
     );
+  }
+
+  /**
+   * For health checks: one round trip to Redis on the producer's connection (it reads the size of the
+   * failed set) and whether this instance's worker runs. Rejects when Redis does not answer; bound it
+   * with a timeout (the health indicator does).
+   */
+  async ping(): Promise<{ failed: number; worker: 'running' | 'stopped' | 'off' }> {
+    const { queue, settings } = this.ready();
+    const failed = await queue.getFailedCount();
+    const worker = !settings.worker ? 'off' : this.worker?.isRunning() ? 'running' : 'stopped';
+    return { failed, worker };
   }
 
   /**
@@ -155,6 +174,8 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
   /** Closes the producer (no delivery can arrive any more) and the clients the module created. */
   async onApplicationShutdown(): Promise<void> {
     await this.beforeApplicationShutdown();
+    this.stopObservingFailedJobs();
+    this.stopObservingFailedJobs = () => undefined;
     const queue = this.queue;
     this.queue = undefined;
     if (queue) await queue.close();
@@ -205,6 +226,7 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
       },
     });
     this.queue.on('error', (error) => this.logger.error(`Queue ${settings.name}: ${error.message}`));
+    this.stopObservingFailedJobs = this.telemetry.observeFailedJobs(settings.name, () => this.failedCount());
     if (!settings.worker) this.logger.log(`Queue ${settings.name}: enqueue only (worker: false)`);
   }
 
@@ -233,10 +255,13 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
 
   /** The worker's job: dispatch with per-handler claims, and throw unless every handler finished. */
   private async run(dispatcher: PaymentEventsDispatcher, job: Job<PaymentEventJobData>): Promise<{ outcome: DispatchOutcome }> {
-    const { event, receivedAt } = job.data;
-    const result = await dispatcher.dispatch(event, { receivedAt: new Date(receivedAt), deliveryAttempt: job.attemptsMade + 1 });
-    if (RETRY_OUTCOMES.has(result.outcome)) throw PaymentEventJobError.of(event, result);
-    return { outcome: result.outcome };
+    const { event, receivedAt, traceparent } = job.data;
+    const attempt = job.attemptsMade + 1;
+    return this.telemetry.processJob(job.queueName, event, attempt, traceparent, async () => {
+      const result = await dispatcher.dispatch(event, { receivedAt: new Date(receivedAt), deliveryAttempt: attempt });
+      if (RETRY_OUTCOMES.has(result.outcome)) throw PaymentEventJobError.of(event, result);
+      return { outcome: result.outcome };
+    });
   }
 
   private ready(): { queue: Queue<PaymentEventJobData>; settings: ResolvedQueueOptions } {
