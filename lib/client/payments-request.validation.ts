@@ -1,6 +1,11 @@
 import { PaymentsInvalidArgumentError, type PaymentsHttpMethod } from '../errors/payments.errors.js';
+import { NOTHING_SENT_NOTE } from '../errors/payments.messages.js';
 import { isUuid } from '../core/payments.uuid.js';
 import type { PaymentsQuery } from './payments-request.interface.js';
+
+/** The error of a client call refused before the network: names the call and the argument, never the value. */
+export const refusedArgument = (where: string, argument: string, problem: string): PaymentsInvalidArgumentError =>
+  new PaymentsInvalidArgumentError(where, argument, problem, NOTHING_SENT_NOTE);
 
 /** Methods `request()` accepts. */
 export const PAYMENTS_HTTP_METHODS: ReadonlySet<PaymentsHttpMethod> = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
@@ -40,7 +45,7 @@ const describeValue = (value: unknown): string =>
  */
 export function assertUuid(id: unknown, where: string, argument = 'id'): string {
   if (!isUuid(id)) {
-    throw new PaymentsInvalidArgumentError(where, argument, `must be a UUID, got ${describeValue(id)}`);
+    throw refusedArgument(where, argument, `must be a UUID, got ${describeValue(id)}`);
   }
   return id;
 }
@@ -48,7 +53,7 @@ export function assertUuid(id: unknown, where: string, argument = 'id'): string 
 /** Throws unless `method` is one of GET, POST, PUT, PATCH, DELETE. */
 export function assertMethod(method: unknown, where: string): PaymentsHttpMethod {
   if (typeof method !== 'string' || !PAYMENTS_HTTP_METHODS.has(method as PaymentsHttpMethod)) {
-    throw new PaymentsInvalidArgumentError(where, 'method', `must be one of ${[...PAYMENTS_HTTP_METHODS].join(', ')}`);
+    throw refusedArgument(where, 'method', `must be one of ${[...PAYMENTS_HTTP_METHODS].join(', ')}`);
   }
   return method as PaymentsHttpMethod;
 }
@@ -60,7 +65,7 @@ export function assertMethod(method: unknown, where: string): PaymentsHttpMethod
  */
 export function assertRelativePath(path: unknown, where: string): string {
   const refuse = (problem: string): never => {
-    throw new PaymentsInvalidArgumentError(where, 'path', problem);
+    throw refusedArgument(where, 'path', problem);
   };
   if (typeof path !== 'string' || path === '') {
     return refuse(`must be a non-empty string, got ${describeValue(path)}`);
@@ -95,14 +100,14 @@ export function assertRelativePath(path: unknown, where: string): string {
 export function buildQueryString(query: unknown, where: string): string {
   if (query === undefined) return '';
   if (typeof query !== 'object' || query === null || Array.isArray(query)) {
-    throw new PaymentsInvalidArgumentError(where, 'query', `must be an object, got ${describeValue(query)}`);
+    throw refusedArgument(where, 'query', `must be an object, got ${describeValue(query)}`);
   }
   const params = new URLSearchParams();
   const add = (name: string, value: unknown): void => {
     if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
       params.append(name, String(value));
     } else {
-      throw new PaymentsInvalidArgumentError(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describeValue(value)}`);
+      throw refusedArgument(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describeValue(value)}`);
     }
   };
   for (const [name, value] of Object.entries(query as PaymentsQuery)) {
@@ -120,16 +125,16 @@ export function buildQueryString(query: unknown, where: string): string {
 export function sanitizeHeaders(headers: unknown, where: string): Record<string, string> {
   if (headers === undefined) return {};
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
-    throw new PaymentsInvalidArgumentError(where, 'headers', `must be an object of strings, got ${describeValue(headers)}`);
+    throw refusedArgument(where, 'headers', `must be an object of strings, got ${describeValue(headers)}`);
   }
   const kept: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME_RE.test(name)) {
-      throw new PaymentsInvalidArgumentError(where, 'headers', 'contains a name that is not a valid HTTP header name');
+      throw refusedArgument(where, 'headers', 'contains a name that is not a valid HTTP header name');
     }
     if (FORBIDDEN_HEADERS.has(name.toLowerCase())) continue;
     if (typeof value !== 'string' || CONTROL_RE.test(value.replace(/\t/g, ''))) {
-      throw new PaymentsInvalidArgumentError(where, `headers.${name}`, 'must be a string without control characters');
+      throw refusedArgument(where, `headers.${name}`, 'must be a string without control characters');
     }
     kept[name] = value;
   }
@@ -139,7 +144,7 @@ export function sanitizeHeaders(headers: unknown, where: string): Record<string,
 /** Throws unless `params` is a plain object (the create payloads are JSON objects). */
 export function assertParams(params: unknown, where: string): Record<string, unknown> {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) {
-    throw new PaymentsInvalidArgumentError(where, 'params', `must be an object, got ${describeValue(params)}`);
+    throw refusedArgument(where, 'params', `must be an object, got ${describeValue(params)}`);
   }
   return params as Record<string, unknown>;
 }

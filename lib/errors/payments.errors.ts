@@ -1,16 +1,21 @@
 import {
   AUTHENTICATION_HINT,
   PERMISSION_HINT,
-  RATE_LIMIT_HINT,
+  apiErrorMessage,
   configurationMessage,
+  connectionMessage,
   invalidArgumentMessage,
+  rateLimitMessage,
 } from './payments.messages.js';
 
 import type { PaymentsHttpMethod } from '../core/payments-http-method.js';
 
 export type { PaymentsHttpMethod } from '../core/payments-http-method.js';
 
-/** Base of every error the module throws. */
+/**
+ * Base of every error the package throws (client, receiver, stores, queue, testing kit), so one
+ * `instanceof PaymentsError` tells the package's errors from the application's.
+ */
 export class PaymentsError extends Error {
   override readonly name: string = 'PaymentsError';
 }
@@ -37,9 +42,11 @@ export class PaymentsConfigurationError extends PaymentsError {
 }
 
 /**
- * A call was refused before anything was sent: an id that is not a UUID, a `request()` path that is
- * not a relative path of the service, a query, header or body of the wrong type. The message names
- * the argument and the problem; it never echoes the value (a confused caller may have passed a key).
+ * A bad argument that is not a module option: to a client call (an id that is not a UUID, a
+ * `request()` path that is not a relative path of the service, a query, header or body of the wrong
+ * type: nothing is sent), to a decorator, or to a store or testing-kit constructor. The message names
+ * the call, the argument and the problem; it never echoes the value (a confused caller may have
+ * passed a key).
  *
  * @example await payments.paymentIntents.retrieve('42') // rejects with PaymentsInvalidArgumentError
  */
@@ -51,8 +58,10 @@ export class PaymentsInvalidArgumentError extends PaymentsError {
     /** The argument, e.g. `id` or `path`. */
     readonly argument: string,
     problem: string,
+    /** What followed from the refusal, e.g. that nothing was sent; appended to the message. */
+    consequence?: string,
   ) {
-    super(invalidArgumentMessage(where, argument, problem));
+    super(invalidArgumentMessage(where, argument, problem, consequence));
   }
 
   toJSON(): Record<string, unknown> {
@@ -85,7 +94,7 @@ export class PaymentsApiError extends PaymentsError {
   readonly attempts: number;
 
   constructor(init: PaymentsApiErrorInit) {
-    super(init.message ?? `${init.method} ${init.path} failed with status ${init.status}`);
+    super(init.message ?? apiErrorMessage(init.method, init.path, init.status));
     this.status = init.status;
     this.method = init.method;
     this.path = init.path;
@@ -110,7 +119,7 @@ export class PaymentsApiError extends PaymentsError {
 export class PaymentsAuthenticationError extends PaymentsApiError {
   override readonly name = 'PaymentsAuthenticationError';
   constructor(init: Omit<PaymentsApiErrorInit, 'status' | 'message'>) {
-    super({ ...init, status: 401, message: `${init.method} ${init.path} failed with status 401. ${AUTHENTICATION_HINT}` });
+    super({ ...init, status: 401, message: apiErrorMessage(init.method, init.path, 401, AUTHENTICATION_HINT) });
   }
 }
 
@@ -118,7 +127,7 @@ export class PaymentsAuthenticationError extends PaymentsApiError {
 export class PaymentsPermissionError extends PaymentsApiError {
   override readonly name = 'PaymentsPermissionError';
   constructor(init: Omit<PaymentsApiErrorInit, 'status' | 'message'>) {
-    super({ ...init, status: 403, message: `${init.method} ${init.path} failed with status 403. ${PERMISSION_HINT}` });
+    super({ ...init, status: 403, message: apiErrorMessage(init.method, init.path, 403, PERMISSION_HINT) });
   }
 }
 
@@ -131,7 +140,7 @@ export class PaymentsRateLimitError extends PaymentsApiError {
     super({
       ...init,
       status: 429,
-      message: `${init.method} ${init.path} failed with status 429 after ${init.attempts ?? 1} attempt(s). ${RATE_LIMIT_HINT}`,
+      message: rateLimitMessage(init.method, init.path, init.attempts ?? 1),
     });
     this.retryAfterMs = init.retryAfterMs;
   }
@@ -154,7 +163,7 @@ export class PaymentsConnectionError extends PaymentsError {
     readonly code: string,
     readonly attempts: number = 1,
   ) {
-    super(`${method} ${path} got no answer from the payment service (${code}) after ${attempts} attempt(s)`);
+    super(connectionMessage(method, path, code, attempts));
   }
 
   toJSON(): Record<string, unknown> {

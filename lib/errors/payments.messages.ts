@@ -12,5 +12,21 @@ export const RATE_LIMIT_HINT = 'The service kept answering 429 Too Many Requests
 export const configurationMessage = (option: string, problem: string, fix: string): string =>
   `Invalid PaymentsModule option \`${option}\`: ${problem}. Fix: ${fix}`;
 
-export const invalidArgumentMessage = (where: string, argument: string, problem: string): string =>
-  `${where}: \`${argument}\` ${problem}. Nothing was sent to the payment service.`;
+/** A refused argument: names the call or constructor, the argument and the problem, never the value. */
+export const invalidArgumentMessage = (where: string, argument: string, problem: string, consequence?: string): string =>
+  `${where}: \`${argument}\` ${problem}.${consequence === undefined ? '' : ` ${consequence}`}`;
+
+/** What the client adds to a refused argument: the call stopped before the network. */
+export const NOTHING_SENT_NOTE = 'Nothing was sent to the payment service.';
+
+/** A non-2xx answer: the call, the status and, for 401/403/429, what usually causes it. */
+export const apiErrorMessage = (method: string, path: string, status: number, hint?: string): string =>
+  `${method} ${path} failed with status ${status}${hint === undefined ? '' : `. ${hint}`}`;
+
+/** 429 after every retry. */
+export const rateLimitMessage = (method: string, path: string, attempts: number): string =>
+  `${method} ${path} failed with status 429 after ${attempts} attempt(s). ${RATE_LIMIT_HINT}`;
+
+/** No HTTP answer at all. */
+export const connectionMessage = (method: string, path: string, code: string, attempts: number): string =>
+  `${method} ${path} got no answer from the payment service (${code}) after ${attempts} attempt(s)`;

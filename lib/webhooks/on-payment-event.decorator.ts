@@ -1,4 +1,6 @@
+import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
 import { PAYMENT_EVENT_HANDLER_METADATA, PAYMENT_EVENT_HANDLER_OPTIONS_METADATA } from './payments-webhooks.constants.js';
+import { ON_PAYMENT_EVENT_MESSAGES } from './payments-webhooks.messages.js';
 import type { PaymentEventHandlerFn, PaymentEventPattern } from './payment-event.types.js';
 
 /**
@@ -48,14 +50,14 @@ export function OnPaymentEvent<
   const last = args[args.length - 1];
   const options = typeof last === 'object' && last !== null ? (args.pop() as OnPaymentEventOptions) : undefined;
   if (args.some((arg) => typeof arg !== 'string')) {
-    throw new TypeError('@OnPaymentEvent(): the options object goes last, after the event names');
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.optionsNotLast);
   }
   const types = args as PaymentEventPattern[];
-  if (types.length === 0) throw new TypeError('@OnPaymentEvent() needs at least one event name or wildcard');
-  return (_target, _propertyKey, descriptor) => {
+  if (types.length === 0) throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.noEventName);
+  return (_target, propertyKey, descriptor) => {
     const method = descriptor.value;
     if (typeof method !== 'function') {
-      throw new TypeError('@OnPaymentEvent() decorates methods only');
+      throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', String(propertyKey), ON_PAYMENT_EVENT_MESSAGES.notAMethod);
     }
     const previous = (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_METADATA, method) as PaymentEventPattern[] | undefined) ?? [];
     const merged = [...previous];

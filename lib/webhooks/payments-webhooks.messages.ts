@@ -11,6 +11,7 @@ export type WebhookRejectionReason =
   | 'webhooks_disabled'
   | 'https_required'
   | 'payload_too_large'
+  | 'request_timeout'
   | 'raw_body_unavailable'
   | 'unsupported_media_type'
   | 'invalid_signature'
@@ -26,3 +27,27 @@ export const RAW_BODY_MISSING_MESSAGE =
 
 export const QUEUE_UNAVAILABLE_MESSAGE =
   'is set to { queue }, but queued processing is not available in this build';
+
+/** Problems `@OnPaymentEvent()` refuses when a class is defined (thrown as `PaymentsInvalidArgumentError`). */
+export const ON_PAYMENT_EVENT_MESSAGES = {
+  optionsNotLast: 'must be event names or wildcards, with the options object last',
+  noEventName: 'must name at least one event name or wildcard',
+  notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
+} as const;
+
+/**
+ * Problems the built-in stores and the delivery journal refuse in their constructors (thrown as
+ * `PaymentsInvalidArgumentError`, which names the class and the argument).
+ */
+export const STORE_ARGUMENT_MESSAGES = {
+  redisClient: 'must be an ioredis client (new Redis(url) or new Cluster(nodes))',
+  wholeSecondsAtLeastOne: 'must be a whole number of seconds >= 1, or omitted for the default',
+  positiveSeconds: "must be a number of seconds > 0 (at least the service's retry window), or omitted for the default",
+  maxEntries: 'must be an integer >= 1, or omitted for the default',
+  memoryMaxEntries: 'must be an integer >= 1, above (events per retention period x handlers), or omitted for 100000',
+  positiveDurationMs: 'must be a finite number of milliseconds > 0',
+} as const;
+
+/** A store answered something its protocol does not allow (a bug or a foreign script on the same keys). */
+export const unexpectedStoreReplyMessage = (store: string, operation: string): string =>
+  `${store}: unexpected ${operation} reply`;

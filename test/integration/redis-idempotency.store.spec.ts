@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Cluster, Redis } from 'ioredis';
+import { PaymentsInvalidArgumentError } from '../../lib/errors/payments.errors.js';
 import { RedisIdempotencyStore, type RedisScriptClient } from '../../lib/webhooks/stores/redis-idempotency.store.js';
 import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
 
@@ -199,6 +200,7 @@ describe('RedisIdempotencyStore (real Redis)', () => {
   });
 
   it('refuses a value that is not a Redis client', () => {
-    expect(() => new RedisIdempotencyStore({} as never)).toThrow(TypeError);
+    expect(() => new RedisIdempotencyStore({} as never)).toThrow(PaymentsInvalidArgumentError);
+    expect(() => new RedisIdempotencyStore({} as never)).toThrow(/^RedisIdempotencyStore: `redis` must be an ioredis client/);
   });
 });

@@ -1,4 +1,6 @@
+import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import type { DispatchHandlerStatus, DispatchOutcome } from '../payment-events.dispatcher.js';
+import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 import type {
   PaymentDeliveryListener,
   PaymentDeliveryRecord,
@@ -67,7 +69,7 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
   constructor(options: PaymentDeliveryJournalOptions = {}) {
     const max = options.maxEntries ?? 200;
     if (!Number.isInteger(max) || max < 1) {
-      throw new RangeError(`PaymentDeliveryJournal({ maxEntries }) must be an integer >= 1, got ${String(max)}`);
+      throw new PaymentsInvalidArgumentError('PaymentDeliveryJournal', 'maxEntries', STORE_ARGUMENT_MESSAGES.maxEntries);
     }
     this.#maxEntries = max;
   }

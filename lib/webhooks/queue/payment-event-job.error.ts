@@ -1,3 +1,4 @@
+import { PaymentsError } from '../../errors/payments.errors.js';
 import type { PaymentEvent } from '../payment-event.types.js';
 
 /** The per-handler statuses a dispatch reports, as far as the queue needs them. */
@@ -12,7 +13,7 @@ export interface DispatchSummary {
  * message becomes the job's `failedReason`: the event id and type, the outcome and the handler names,
  * never a body, a handler's error text or a secret.
  */
-export class PaymentEventJobError extends Error {
+export class PaymentEventJobError extends PaymentsError {
   override readonly name = 'PaymentEventJobError';
 
   constructor(

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
+import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
@@ -51,10 +52,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const maxEntries = options.maxEntries ?? 100_000;
     const retentionSeconds = options.retentionSeconds ?? 259_200;
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-      throw new PaymentsConfigurationError('MemoryIdempotencyStore maxEntries', 'must be an integer >= 1', 'pass a whole number above (events per retention period x handlers), or omit it for 100000');
+      throw new PaymentsInvalidArgumentError('MemoryIdempotencyStore', 'maxEntries', STORE_ARGUMENT_MESSAGES.memoryMaxEntries);
     }
     if (!Number.isFinite(retentionSeconds) || retentionSeconds <= 0) {
-      throw new PaymentsConfigurationError('MemoryIdempotencyStore retentionSeconds', 'must be a number > 0', 'pass seconds (at least the service\'s retry window), or omit it for 259200 (3 days)');
+      throw new PaymentsInvalidArgumentError('MemoryIdempotencyStore', 'retentionSeconds', STORE_ARGUMENT_MESSAGES.positiveSeconds);
     }
     this.#maxEntries = maxEntries;
     this.#settled = new LRUCache<string, Settled>({ max: maxEntries });

@@ -1,4 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../payments-webhooks.messages.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /**
@@ -9,6 +11,8 @@ import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.int
 export interface RedisScriptClient {
   evalsha(sha1: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
   eval(script: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
+  /** Used by `ping()` when present (every ioredis client has it). */
+  ping?(): Promise<unknown>;
 }
 
 /** Options of `RedisIdempotencyStore`. */
@@ -107,12 +111,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     options: RedisIdempotencyStoreOptions = {},
   ) {
     if (redis === null || typeof redis !== 'object' || typeof redis.evalsha !== 'function' || typeof redis.eval !== 'function') {
-      throw new TypeError('RedisIdempotencyStore: pass an ioredis client (new Redis(url)) as the first argument');
+      throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'redis', STORE_ARGUMENT_MESSAGES.redisClient);
     }
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     const ttlSeconds = options.attemptsTtlSeconds ?? 259_200;
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-      throw new TypeError('RedisIdempotencyStore: attemptsTtlSeconds must be a whole number >= 1');
+      throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'attemptsTtlSeconds', STORE_ARGUMENT_MESSAGES.wholeSecondsAtLeastOne);
     }
     this.attemptsTtlMs = ttlSeconds * 1000;
   }
@@ -125,12 +129,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       [keys.done, keys.lease, keys.state],
       [token, toMs(leaseMs), Math.max(this.attemptsTtlMs, toMs(leaseMs))],
     );
-    if (!Array.isArray(reply)) throw new Error(`RedisIdempotencyStore: unexpected claim reply`);
+    if (!Array.isArray(reply)) throw new PaymentsError(unexpectedStoreReplyMessage('RedisIdempotencyStore', 'claim'));
     const [status, attempt] = reply as [unknown, unknown];
     if (status === 'done') return { status: 'done' };
     if (status === 'busy') return { status: 'busy' };
     if (status === 'claimed' && typeof attempt === 'number') return { status: 'claimed', token, attempt };
-    throw new Error(`RedisIdempotencyStore: unexpected claim reply`);
+    throw new PaymentsError(unexpectedStoreReplyMessage('RedisIdempotencyStore', 'claim'));
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
@@ -145,6 +149,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   /** The client belongs to the caller, who closes it; nothing to release here. */
   async close(): Promise<void> {}
+
+  /** One round trip to Redis (PING), for health checks. Rejects when Redis does not answer. */
+  async ping(): Promise<void> {
+    if (typeof this.redis.ping === 'function') await this.redis.ping();
+    else await this.redis.eval('return 1', 0);
+  }
 
   /** All keys of one claim share the `{...}` hash tag: same Cluster slot, so one script can touch them. */
   private keysOf(key: string): { done: string; lease: string; state: string } {
@@ -167,6 +177,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
 /** Redis PX takes a whole positive number of milliseconds. */
 function toMs(ms: number): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`RedisIdempotencyStore: a duration must be > 0 ms, got ${ms}`);
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'leaseMs', STORE_ARGUMENT_MESSAGES.positiveDurationMs);
+  }
   return Math.max(1, Math.ceil(ms));
 }

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { MemoryIdempotencyStore, PaymentsConfigurationError } from '../../../lib/index.js';
+import { MemoryIdempotencyStore, PaymentsInvalidArgumentError } from '../../../lib/index.js';
 
 const LEASE = 30_000;
 const RETENTION = 60_000;
@@ -172,8 +172,9 @@ describe('MemoryIdempotencyStore', () => {
     expect(store.size).toBe(0);
   });
 
-  it('rejects a nonsensical size or retention', () => {
-    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/`MemoryIdempotencyStore maxEntries`.*Fix:/);
-    expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(PaymentsConfigurationError);
+  it('rejects a nonsensical size or retention with PaymentsInvalidArgumentError naming the argument', () => {
+    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/^MemoryIdempotencyStore: `maxEntries` must be an integer >= 1/);
+    expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(PaymentsInvalidArgumentError);
+    expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(/`retentionSeconds`/);
   });
 });
