@@ -40,9 +40,9 @@ function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
 }
 
 describe('package manifest', () => {
-  it('is an ESM package with an exports map giving types and import/default for . and ./testing', () => {
+  it('is an ESM package with an exports map giving types and import/default for ., ./testing and ./health', () => {
     expect(manifest.type).toBe('module');
-    for (const entry of ['.', './testing']) {
+    for (const entry of ['.', './testing', './health']) {
       expect(Object.keys(manifest.exports[entry])).toEqual(['types', 'import', 'default']);
       expect(manifest.exports[entry].types).toMatch(/\.d\.ts$/);
     }
@@ -65,11 +65,24 @@ describe('package manifest', () => {
     expect(optional.sort()).toEqual(['@nestjs-cls/transactional', '@nestjs/terminus', '@opentelemetry/api', 'bullmq', 'ioredis', 'nestjs-cls', 'pg']);
     for (const name of optional) {
       for (const use of imports.get(name) ?? []) {
+        // The `./health` entry point exists to load terminus; the next test keeps it apart from the rest.
+        if (name === '@nestjs/terminus' && use.file.startsWith('lib/health/')) continue;
         const text = readFileSync(join(root, use.file), 'utf8');
         const eager = new RegExp(`^\\s*import\\s+(?!type\\b)[^;]*from\\s*'${name}'`, 'm').test(text);
         expect({ file: use.file, eager }).toEqual({ file: use.file, eager: false });
       }
     }
+  });
+
+  it('loads @nestjs/terminus only from lib/health (the ./health entry point), which nothing else in lib/ imports', () => {
+    const terminusFiles = (bareImports().get('@nestjs/terminus') ?? []).map((use) => use.file);
+    expect(terminusFiles.filter((file) => !file.startsWith('lib/health/'))).toEqual([]);
+    const intoHealth = sourceFiles(join(root, 'lib'))
+      .map((file) => file.slice(root.length + 1))
+      .filter((file) => !file.startsWith('lib/health/'))
+      .filter((file) => /from\s*'(\.\.?\/)+(\.\.\/)*health\/|import\(\s*'[^']*\/health\//.test(readFileSync(join(root, file), 'utf8')));
+    expect(intoHealth).toEqual([]);
+    expect(manifest.exports['./health'].import).toBe('./dist/lib/health/index.js');
   });
 
   it('keeps every Nest import on a public entry point', () => {

@@ -26,6 +26,11 @@ export interface IdempotencyStore {
   release(key: string, token: string): Promise<void>;
   /** Optional: release resources on application shutdown. */
   close?(): Promise<void>;
+  /**
+   * Optional: one round trip to the engine, for health checks (`nestjs-payments/health`). Rejects when
+   * the engine does not answer. A store without it (the in-memory one) counts as healthy.
+   */
+  ping?(): Promise<void>;
 }
 
 /** Injection token of the store in use (same name as the interface, as `@nestjs/throttler` does). */

@@ -1,0 +1,2 @@
+export * from './payments.health-indicator.js';
+export * from './payments-health.module.js';
