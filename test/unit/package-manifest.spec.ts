@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 
@@ -92,14 +92,38 @@ describe('package manifest', () => {
     expect(deep).toEqual([]);
   });
 
-  it('pins peer ranges to the major versions CI installs', () => {
+  it('pins peer ranges to the major versions CI installs: the dev install, or an app of the consumer matrix', () => {
     const dev = manifest.devDependencies ?? {};
+    const consumersDir = join(root, 'test', 'consumers');
+    // Majors each consumer app installs (test/consumers/<app>/package.json, run by `npm run test:consumers`).
+    const consumerMajors = new Map<string, Set<string>>();
+    for (const app of readdirSync(consumersDir)) {
+      const file = join(consumersDir, app, 'package.json');
+      if (!existsSync(file)) continue;
+      const { dependencies = {}, devDependencies = {} } = JSON.parse(readFileSync(file, 'utf8')) as {
+        dependencies?: Record<string, string>;
+        devDependencies?: Record<string, string>;
+      };
+      for (const [name, range] of Object.entries({ ...dependencies, ...devDependencies })) {
+        const major = /^[\^~]?(\d+)\./.exec(range)?.[1];
+        if (major !== undefined) consumerMajors.set(name, (consumerMajors.get(name) ?? new Set()).add(major));
+      }
+    }
     for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
       const installed = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
-      const major = installed.version.split('.')[0];
-      // One caret range on the installed major: no wider than what CI tests.
-      expect({ name, range }).toEqual({ name, range: expect.stringMatching(new RegExp(`^\\^${major}\\.\\d+\\.\\d+$`)) });
+      // One caret range per major, joined by ||: no wider than what CI tests.
+      expect({ name, range }).toEqual({ name, range: expect.stringMatching(/^\^\d+\.\d+\.\d+( \|\| \^\d+\.\d+\.\d+)*$/) });
+      const majors = range.split(' || ').map((part) => part.slice(1).split('.')[0]);
+      const tested = new Set([installed.version.split('.')[0], ...(consumerMajors.get(name) ?? [])]);
+      expect({ name, untested: majors.filter((major) => !tested.has(major)) }).toEqual({ name, untested: [] });
       expect(dev[name]).toBeDefined();
     }
   });
+
+  it('supports the Node versions that load an ES module with require() (CommonJS apps), as the README says', () => {
+    const engines = (manifest as { engines?: { node?: string } }).engines;
+    expect(engines?.node).toBe('^20.19.0 || ^22.12.0 || >=24.0.0');
+    expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('Node 20.19+, 22.12+ or 24+');
+  });
+
 });
