@@ -7,3 +7,4 @@ export * from './core/payments.runtime.js';
 export * from './errors/index.js';
 export * from './client/index.js';
 export * from './webhooks/index.js';
+export * from './telemetry/index.js';
