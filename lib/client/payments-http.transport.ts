@@ -1,13 +1,15 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { Logger } from '@nestjs/common';
-import axios, { type AxiosInstance, type AxiosResponse } from 'axios';
+import type { Readable } from 'node:stream';
+import axios, { type AxiosInstance } from 'axios';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,
   PaymentsConnectionError,
   PaymentsPermissionError,
   PaymentsRateLimitError,
+  PaymentsResponseTooLargeError,
   type PaymentsHttpMethod,
 } from '../errors/payments.errors.js';
 import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
@@ -21,7 +23,7 @@ const USER_AGENT = 'nestjs-payments';
 
 /** One try: either an HTTP answer, or no answer at all (with a system error code). */
 type AttemptOutcome =
-  | { kind: 'answer'; status: number; retryAfter: unknown; body: unknown }
+  | { kind: 'answer'; status: number; retryAfter: unknown; body: unknown; tooLarge?: true }
   | { kind: 'no-answer'; code: string };
 
 const CODE_RE = /^E[A-Z0-9_]{2,40}$/;
@@ -43,10 +45,9 @@ function connectionCode(error: unknown): string {
 }
 
 /** Parses a body: JSON when the content type says JSON (text if it does not parse), else text; empty -> undefined. */
-function parseBody(response: AxiosResponse<string>): unknown {
-  const text = typeof response.data === 'string' ? response.data : '';
+function parseBody(text: string, contentType: unknown): unknown {
   if (text === '') return undefined;
-  const type = String(response.headers['content-type'] ?? '').toLowerCase();
+  const type = String(contentType ?? '').toLowerCase();
   if (/[/+]json\b/.test(type)) {
     try {
       return JSON.parse(text) as unknown;
@@ -55,6 +56,44 @@ function parseBody(response: AxiosResponse<string>): unknown {
     }
   }
   return text;
+}
+
+/**
+ * Reads `stream` to its end if it holds at most `maxBytes` (decompressed) bytes; otherwise stops at
+ * once, destroys the stream (and its socket) and resolves `undefined`. An announced Content-Length
+ * above the cap is refused before reading anything.
+ */
+function readAtMost(stream: Readable, maxBytes: number, contentLength: unknown): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(contentLength);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      stream.destroy();
+      resolve(undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        ended = true;
+        chunks.length = 0;
+        stream.destroy();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    stream.on('end', () => {
+      ended = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    stream.on('error', reject);
+    stream.on('close', () => {
+      if (!ended) reject(Object.assign(new Error('the answer ended before its body'), { code: 'ECONNRESET' }));
+    });
+  });
 }
 
 /**
@@ -102,7 +141,8 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       validateStatus: () => true,
       maxRedirects: 0,
       proxy: false,
-      responseType: 'text',
+      // A stream, read here up to http.maxResponseBytes: axios would buffer an answer of any size.
+      responseType: 'stream',
       transformResponse: [(data: unknown) => data],
       timeout: 0,
     });
@@ -157,6 +197,11 @@ export class PaymentsHttpTransport implements PaymentsRequester {
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await call.attempt(() => this.#attempt(method, url, headers, data));
       const retriesLeft = attempt <= maxRetries;
+      if (outcome.kind === 'answer' && outcome.tooLarge) {
+        // A broken or hostile upstream: the same answer again would only cost the same bytes.
+        call.end({ status: outcome.status });
+        throw new PaymentsResponseTooLargeError({ method, path: safePath, status: outcome.status, attempts: attempt, maxResponseBytes: this.#options.http.maxResponseBytes });
+      }
       if (outcome.kind === 'answer') {
         if (outcome.status >= 200 && outcome.status < 300) {
           call.end({ status: outcome.status });
@@ -195,13 +240,19 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   async #attempt(method: PaymentsHttpMethod, url: string, headers: Record<string, string>, data: string | undefined): Promise<AttemptOutcome> {
     const controller = new AbortController();
     let timedOut = false;
+    let stream: Readable | undefined;
     const timer = setTimeout(() => {
       timedOut = true;
       controller.abort();
+      stream?.destroy();
     }, this.#options.http.timeoutMs);
     try {
-      const response = await this.#axios.request<string>({ method, url, headers, data, signal: controller.signal });
-      return { kind: 'answer', status: response.status, retryAfter: response.headers['retry-after'], body: parseBody(response) };
+      const response = await this.#axios.request<Readable>({ method, url, headers, data, signal: controller.signal });
+      stream = response.data;
+      const read = await readAtMost(stream, this.#options.http.maxResponseBytes, response.headers['content-length']);
+      if (read === undefined) return { kind: 'answer', status: response.status, retryAfter: undefined, body: undefined, tooLarge: true };
+      const body = parseBody(read.toString('utf8'), response.headers['content-type']);
+      return { kind: 'answer', status: response.status, retryAfter: response.headers['retry-after'], body };
     } catch (error: unknown) {
       // The caught error is dropped on purpose: it holds the request headers (the key).
       return { kind: 'no-answer', code: timedOut ? 'ETIMEDOUT' : connectionCode(error) };

@@ -6,6 +6,7 @@ import {
   connectionMessage,
   invalidArgumentMessage,
   rateLimitMessage,
+  responseTooLargeMessage,
 } from './payments.messages.js';
 
 import type { PaymentsHttpMethod } from '../core/payments-http-method.js';
@@ -147,6 +148,25 @@ export class PaymentsRateLimitError extends PaymentsApiError {
 
   override toJSON(): Record<string, unknown> {
     return { ...super.toJSON(), retryAfterMs: this.retryAfterMs };
+  }
+}
+
+/**
+ * The service (or something in between) answered a body larger than `http.maxResponseBytes`. The
+ * client stopped reading at the cap and keeps none of it (`body` is undefined), so an app that logs
+ * its errors never logs a huge or hostile answer. Not retried. `status` is the answer's status.
+ */
+export class PaymentsResponseTooLargeError extends PaymentsApiError {
+  override readonly name = 'PaymentsResponseTooLargeError';
+  /** The cap in force (`http.maxResponseBytes`). */
+  readonly maxResponseBytes: number;
+  constructor(init: Omit<PaymentsApiErrorInit, 'message' | 'body'> & { maxResponseBytes: number }) {
+    super({ ...init, body: undefined, message: responseTooLargeMessage(init.method, init.path, init.status, init.maxResponseBytes) });
+    this.maxResponseBytes = init.maxResponseBytes;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), maxResponseBytes: this.maxResponseBytes };
   }
 }
 

@@ -30,3 +30,7 @@ export const rateLimitMessage = (method: string, path: string, attempts: number)
 /** No HTTP answer at all. */
 export const connectionMessage = (method: string, path: string, code: string, attempts: number): string =>
   `${method} ${path} got no answer from the payment service (${code}) after ${attempts} attempt(s)`;
+
+/** An answer larger than `http.maxResponseBytes`: nothing of it is kept. */
+export const responseTooLargeMessage = (method: string, path: string, status: number, maxBytes: number): string =>
+  `${method} ${path} answered status ${status} with a body larger than http.maxResponseBytes (${maxBytes} bytes); it was not read further and is not kept`;
