@@ -3,17 +3,19 @@
 // installed from source (`npm install <git url>`, `npm install <path>` of a packed or cloned copy),
 // before packing it. It compiles lib/ into dist/ so what gets installed is built.
 //
-// A checkout that already has dist/lib is left alone (`npm run build` rebuilds it): an `npm install`
-// of one more dev package must not rebuild, or fail on, work in progress that other tools read.
+// One case is skipped: `npm install [name]` run inside this checkout itself (INIT_CWD is this folder),
+// which only adds or updates packages for development; a half-edited lib/ must not make that fail.
+// `npm run build` builds there. `npm ci` (CI) and installs from another folder always build.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-if (existsSync(join(root, 'dist', 'lib', 'index.js')) && process.env.PAYMENTS_PREPARE_FORCE !== '1') {
-  console.log('nestjs-payments prepare: dist/lib is present, not rebuilt (npm run build rebuilds it)');
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const initCwd = process.env.INIT_CWD ? resolve(process.env.INIT_CWD) : undefined;
+if (initCwd === root && process.env.npm_command === 'install') {
+  console.log('nestjs-payments prepare: `npm install` in the checkout itself, not building (`npm run build` builds dist/)');
   process.exit(0);
 }
 let tsc;
@@ -26,6 +28,7 @@ try {
   );
   process.exit(1);
 }
+rmSync(join(root, 'dist', 'lib'), { recursive: true, force: true });
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (result.status !== 0) {
   console.error('nestjs-payments prepare: compiling lib/ failed (tsc -p tsconfig.build.json), see above');
