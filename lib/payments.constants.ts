@@ -6,9 +6,6 @@
 export { DEFAULT_API_VERSION, DEFAULT_WEBHOOKS_PATH } from './core/payments.defaults.js';
 export { PAYMENTS_RUNTIME } from './core/payments.runtime.js';
 
-/** Token of the validated, frozen options (`ResolvedPaymentsOptions`). */
-export const PAYMENTS_RESOLVED_OPTIONS = Symbol('PAYMENTS_RESOLVED_OPTIONS');
-
 export {
   PAYMENT_EVENT_HANDLER_METADATA,
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,

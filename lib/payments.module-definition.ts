@@ -10,6 +10,19 @@ export interface PaymentsModuleExtras {
    * Default 'payments/webhooks'; `false` registers no route. `forRoot` reads `webhooks.path` instead.
    */
   webhooksPath?: string | false;
+  /**
+   * The instance name (`forRoot({ name: 'eu', ... })`, `forRootAsync({ name: 'eu', ... })`): an app
+   * may import several instances, each with its own key, base address, route, verifier, store
+   * namespace and queue. Inject a named instance's client with `@InjectPaymentsService('eu')`; bind
+   * a handler with `@OnPaymentEvent(type, { name: 'eu' })`. Default: the unnamed instance ('default').
+   */
+  name?: string;
+  /**
+   * `forRootAsync` only: whether `webhooks.processing` will be `'inline'` or `{ queue }`, so that the
+   * queue part is registered only when used. When omitted, both are registered and the factory's
+   * options decide (as before). `forRoot` reads `webhooks.processing` instead.
+   */
+  webhooksProcessing?: 'inline' | 'queue';
 }
 
 export const {
@@ -20,7 +33,7 @@ export const {
 } = new ConfigurableModuleBuilder<PaymentsModuleOptions>({ moduleName: 'Payments' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
-  .setExtras<PaymentsModuleExtras>({ isGlobal: true, webhooksPath: undefined }, (definition, extras) => ({
+  .setExtras<PaymentsModuleExtras>({ isGlobal: true, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined }, (definition, extras) => ({
     ...definition,
     global: extras.isGlobal !== false,
   }))

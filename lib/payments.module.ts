@@ -1,103 +1,137 @@
 import {
   Inject,
-  Logger,
   Module,
   RequestMethod,
   type DynamicModule,
   type MiddlewareConsumer,
   type NestModule,
-  type OnApplicationShutdown,
+  type OnModuleInit,
   type Provider,
 } from '@nestjs/common';
-import { DiscoveryModule, HttpAdapterHost } from '@nestjs/core';
-import { PaymentsService } from './client/payments.service.js';
+import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
+import { createPaymentsClientPart } from './client/payments-client.providers.js';
+import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
+import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME, PAYMENTS_INSTANCE_NAME_PATTERN } from './core/payments.instance.js';
+import { PAYMENTS_RUNTIME } from './core/payments.runtime.js';
+import { PaymentsConfigurationError } from './errors/payments.errors.js';
 import { PaymentsTelemetry } from './telemetry/payments.telemetry.js';
-import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME, PAYMENTS_WEBHOOKS_PATH } from './payments.constants.js';
 import {
   PAYMENTS_ASYNC_OPTIONS_TYPE,
   PAYMENTS_MODULE_OPTIONS,
   PAYMENTS_OPTIONS_TYPE,
   PaymentsConfigurableModule,
 } from './payments.module-definition.js';
-import type { PaymentsModuleOptions, ResolvedPaymentsOptions } from './payments-options.interface.js';
-import { validatePaymentsOptions } from './payments-options.validator.js';
-import { PaymentEventsProcessor } from './webhooks/payment-events-processor.interface.js';
-import { PaymentEventsDispatcher } from './webhooks/payment-events.dispatcher.js';
-import { PaymentEventsRegistry } from './webhooks/payment-events.registry.js';
-import { createPaymentsWebhookController } from './webhooks/payments-webhook.controller.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './webhooks/payments-webhooks.messages.js';
-import { createWebhookProviders, normaliseWebhooksPath, webhooksPathOf } from './webhooks/payments-webhooks.providers.js';
-import { PaymentEventsQueue } from './webhooks/queue/payment-events.queue.js';
-import { IdempotencyStore } from './webhooks/stores/idempotency-store.interface.js';
+import type { PaymentsModuleOptions } from './payments-options.interface.js';
+import { resolvePaymentsOptions } from './payments-options.validator.js';
+import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/payments-webhooks.constants.js';
+import { checkWebhooksRoute, createPaymentsReceiverPart, normaliseWebhooksPath, webhooksPathOf } from './webhooks/payments-webhooks.providers.js';
 import { WebhookRawBodyMiddleware } from './webhooks/webhook-raw-body.middleware.js';
 
-const coreProviders: Provider[] = [
-  {
-    provide: PAYMENTS_RESOLVED_OPTIONS,
-    useFactory: (options: PaymentsModuleOptions) => validatePaymentsOptions(options),
-    inject: [PAYMENTS_MODULE_OPTIONS],
-  },
-  {
-    provide: PAYMENTS_RUNTIME,
-    useFactory: (options: ResolvedPaymentsOptions) => options.runtime,
-    inject: [PAYMENTS_RESOLVED_OPTIONS],
-  },
-  // Loads the optional @opentelemetry/api once at boot; a no-op telemetry when it is not installed.
-  { provide: PaymentsTelemetry, useFactory: () => PaymentsTelemetry.load() },
-  PaymentsService,
-];
+/** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
+const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
+
+interface PaymentsInstanceDescriptor {
+  name: string;
+  path: string | false;
+  queue: string | undefined;
+}
+
+/** What the structure of one instance depends on, known before any options factory runs. */
+interface PaymentsInstanceShape {
+  name: string;
+  path: string | false;
+  queued: boolean | undefined;
+}
 
 /**
  * The payments module: the API client (`PaymentsService`) and, unless `webhooks: false`, the webhook
  * receiver that routes verified events to `@OnPaymentEvent` handlers. Global by default.
  *
+ * Composed of parts that each own their options, validation, tokens and providers: the client part
+ * (always), the receiver part (only when the instance has a route) and the queue part (only in
+ * queued mode). Several instances may live in one app, each with its own `name`.
+ *
  * @example
  * PaymentsModule.forRoot({ apiKey, environment: 'sandbox', baseUrl, webhooks: { verifier } })
+ * PaymentsModule.forRoot({ name: 'eu', apiKey: euKey, environment: 'production', baseUrl: euUrl, webhooks: { path: 'payments/eu', verifier } })
  */
-@Module({
-  imports: [DiscoveryModule],
-  providers: coreProviders,
-  exports: [
-    PaymentsService,
-    PaymentsTelemetry,
-    PAYMENTS_RESOLVED_OPTIONS,
-    PAYMENTS_RUNTIME,
-    PaymentEventsRegistry,
-    PaymentEventsDispatcher,
-    PaymentEventsProcessor,
-    PaymentEventsQueue,
-    IdempotencyStore,
-  ],
-})
-export class PaymentsModule extends PaymentsConfigurableModule implements NestModule, OnApplicationShutdown {
-  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
-
+@Module({ imports: [DiscoveryModule] })
+export class PaymentsModule extends PaymentsConfigurableModule implements NestModule, OnModuleInit {
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
-    @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
-    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Inject(PAYMENTS_INSTANCE_DESCRIPTOR) private readonly instance: PaymentsInstanceDescriptor,
     private readonly adapterHost: HttpAdapterHost,
+    private readonly discovery: DiscoveryService,
   ) {
     super();
   }
 
   /**
    * `forRoot`: the webhook route is `webhooks.path` (default 'payments/webhooks'); `webhooks: false`
-   * registers none.
+   * registers none. `name` makes it a named instance.
    */
   static override forRoot(options: typeof PAYMENTS_OPTIONS_TYPE): DynamicModule {
-    return withWebhooks(super.forRoot(options), webhooksPathOf(options));
+    const webhooks = (options as { webhooks?: unknown }).webhooks;
+    const processing = typeof webhooks === 'object' && webhooks !== null ? (webhooks as { processing?: unknown }).processing : undefined;
+    return compose(super.forRoot(options), {
+      name: instanceNameOf(options.name),
+      path: webhooksPathOf(options),
+      queued: processing !== undefined && processing !== 'inline',
+    });
   }
 
   /**
    * `forRootAsync`: the route must be known before the factory runs, so it is the static
    * `webhooksPath` (default 'payments/webhooks'; `false` registers none). The boot fails if the
    * factory's `webhooks.path` names another one; if the factory returns `webhooks: false` while a
-   * route is registered, that route answers 404.
+   * route is registered, that route answers 404. `name` (static) makes it a named instance;
+   * `webhooksProcessing` (static) registers the queue part only when it is `'queue'`.
    */
   static override forRootAsync(options: typeof PAYMENTS_ASYNC_OPTIONS_TYPE): DynamicModule {
     const path = options.webhooksPath === false ? false : normaliseWebhooksPath(options.webhooksPath);
-    return withWebhooks(super.forRootAsync(options), path);
+    const processing = options.webhooksProcessing;
+    if (processing !== undefined && processing !== 'inline' && processing !== 'queue') {
+      throw new PaymentsConfigurationError('webhooksProcessing', "must be 'inline' or 'queue'", "pass 'queue' when the factory returns processing: { queue }, 'inline' or nothing otherwise");
+    }
+    return compose(super.forRootAsync(options), {
+      name: instanceNameOf(options.name),
+      path,
+      queued: processing === undefined ? undefined : processing === 'queue',
+    });
+  }
+
+  /** Refuses two instances with the same name, the same route or the same queue. */
+  onModuleInit(): void {
+    const others = this.discovery
+      .getProviders()
+      .filter((wrapper) => wrapper.token === PAYMENTS_INSTANCE_DESCRIPTOR && wrapper.instance && wrapper.instance !== this.instance)
+      .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
+    const me = this.instance;
+    for (const other of others) {
+      if (other.name === me.name) {
+        throw new PaymentsConfigurationError(
+          'name',
+          isDefaultPaymentsInstance(me.name)
+            ? 'is missing on two PaymentsModule instances: both are the default instance'
+            : `'${me.name}' is given to two PaymentsModule instances`,
+          "import PaymentsModule once per account, and give every instance but one its own name: PaymentsModule.forRoot({ name: 'eu', ... }) / forRootAsync({ name: 'eu', ... })",
+        );
+      }
+      if (me.path !== false && other.path === me.path) {
+        throw new PaymentsConfigurationError(
+          'webhooks.path',
+          `'${me.path}' is the route of two instances ('${other.name}' and '${me.name}')`,
+          `give each instance its own route, e.g. webhooks: { path: 'payments/webhooks/${me.name}' } (forRootAsync: webhooksPath)`,
+        );
+      }
+      if (me.queue !== undefined && other.queue === me.queue) {
+        throw new PaymentsConfigurationError(
+          'webhooks.processing.queue.name',
+          `'${me.queue}' is the queue of two instances ('${other.name}' and '${me.name}')`,
+          'give each instance its own queue name, or omit it (a named instance defaults to payments-webhooks-<name>)',
+        );
+      }
+    }
   }
 
   /**
@@ -109,23 +143,68 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     if (this.adapterHost.httpAdapter?.getType() !== 'express') return;
     consumer.apply(WebhookRawBodyMiddleware).forRoutes({ path: this.webhooksPath, method: RequestMethod.POST });
   }
-
-  /** Closes the idempotency store if the module created it (a store passed in options belongs to the app). */
-  async onApplicationShutdown(): Promise<void> {
-    const given = this.options.webhooks ? this.options.webhooks.store : undefined;
-    if (this.store === given) return;
-    try {
-      await this.store.close?.();
-    } catch (error) {
-      this.logger.warn(`Could not close the idempotency store: ${error instanceof Error ? error.message : typeof error}`);
-    }
-  }
 }
 
-function withWebhooks(definition: DynamicModule, path: string | false): DynamicModule {
+function instanceNameOf(name: unknown): string {
+  if (name === undefined) return DEFAULT_PAYMENTS_INSTANCE;
+  if (typeof name !== 'string' || !PAYMENTS_INSTANCE_NAME_PATTERN.test(name)) {
+    throw new PaymentsConfigurationError(
+      'name',
+      'must be 1 to 64 letters, digits, "-" or "_", starting with a letter or a digit',
+      "pass a short name such as 'eu' or 'live', or omit it for the default instance",
+    );
+  }
+  return name;
+}
+
+/** Adds the parts of one instance to the definition `ConfigurableModuleBuilder` made. */
+function compose(definition: DynamicModule, shape: PaymentsInstanceShape): DynamicModule {
+  const { name, path } = shape;
+  const resolve = (raw: PaymentsModuleOptions) => resolvePaymentsOptions(raw, name);
+  const client = createPaymentsClientPart(name, [PAYMENTS_MODULE_OPTIONS], resolve);
+  const receiver =
+    path === false
+      ? undefined
+      : createPaymentsReceiverPart({ name, path, queued: shape.queued, inject: [PAYMENTS_MODULE_OPTIONS], resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks });
+  const core: Provider[] = [
+    { provide: PAYMENTS_INSTANCE_NAME, useValue: name },
+    { provide: PAYMENTS_WEBHOOKS_PATH, useValue: path },
+    { provide: PAYMENTS_RUNTIME, useFactory: (raw: PaymentsModuleOptions) => resolve(raw).runtime, inject: [PAYMENTS_MODULE_OPTIONS] },
+    {
+      provide: PAYMENTS_INSTANCE_DESCRIPTOR,
+      useFactory: (raw: PaymentsModuleOptions): PaymentsInstanceDescriptor => {
+        const webhooks = resolve(raw).webhooks;
+        checkShape(shape, raw, webhooks !== false && webhooks.processing !== 'inline');
+        return { name, path, queue: webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue.name : undefined };
+      },
+      inject: [PAYMENTS_MODULE_OPTIONS],
+    },
+    // Loads the optional @opentelemetry/api once at boot; a no-op telemetry when it is not installed.
+    { provide: PaymentsTelemetry, useFactory: () => PaymentsTelemetry.load() },
+  ];
   return {
     ...definition,
-    controllers: [...(definition.controllers ?? []), ...(path === false ? [] : [createPaymentsWebhookController(path)])],
-    providers: [...(definition.providers ?? []), ...createWebhookProviders(path)],
+    controllers: [...(definition.controllers ?? []), ...(receiver ? receiver.controllers : [])],
+    providers: [...(definition.providers ?? []), ...core, ...client.providers, ...(receiver ? receiver.providers : [])],
+    exports: [...(definition.exports ?? []), PAYMENTS_RUNTIME, PaymentsTelemetry, ...client.exports, ...(receiver ? receiver.exports : [])],
   };
+}
+
+/** Fails the boot when the factory's options ask for another structure than the static one. */
+function checkShape(shape: PaymentsInstanceShape, raw: PaymentsModuleOptions, queued: boolean): void {
+  checkWebhooksRoute(shape.path, raw);
+  if (shape.path === false && raw.webhooks) {
+    throw new PaymentsConfigurationError(
+      'webhooksPath',
+      'is false (no route), but the options factory configures webhooks',
+      "pass PaymentsModule.forRootAsync({ webhooksPath: 'payments/webhooks', ... }) to receive them (routes are registered before the factory runs), or return webhooks: false",
+    );
+  }
+  if (shape.queued !== undefined && shape.queued !== queued && shape.path !== false) {
+    throw new PaymentsConfigurationError(
+      'webhooksProcessing',
+      `is '${shape.queued ? 'queue' : 'inline'}', but the options factory sets processing '${queued ? 'queue' : 'inline'}'`,
+      `pass PaymentsModule.forRootAsync({ webhooksProcessing: '${queued ? 'queue' : 'inline'}', ... }) or omit it`,
+    );
+  }
 }

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PaymentsService } from '../client/payments.service.js';
-import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
-import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import { DEFAULT_RETENTION_SECONDS } from '../core/payments.defaults.js';
+import { PAYMENTS_RUNTIME } from '../core/payments.runtime.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from './payment-event.context.js';
 import type { PaymentEvent } from './payment-event.types.js';
@@ -72,14 +74,13 @@ export class PaymentEventsDispatcher {
   constructor(
     private readonly registry: PaymentEventsRegistry,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PaymentsService) private readonly client: PaymentIntentsRetriever,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
-    const webhooks = options.webhooks;
     this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
-    this.retentionMs = (webhooks ? webhooks.retentionSeconds : 259_200) * 1000;
+    this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
     this.listener = webhooks ? webhooks.deliveryListener : undefined;
   }
 

@@ -2,8 +2,8 @@ import { Controller, HttpCode, Logger, Inject, Post, Req, Res, SetMetadata, UseF
 import { HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
-import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants.js';
-import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
@@ -35,7 +35,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
     constructor(
       @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
-      @Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions,
+      @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
     ) {}
 
     @Post()
@@ -53,7 +53,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       const result = await telemetry.run(() => this.processor.process(delivery.event, delivery.receivedAt));
       telemetry.end(result.outcome, result.status);
       const body: WebhookReceiptBody = { received: true, outcome: result.outcome };
-      const listener = this.options.webhooks ? this.options.webhooks.deliveryListener : undefined;
+      const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
       if (listener) {
         const { event, receivedAt } = delivery;
         const record = { eventId: event.id, type: event.event, webhookId: event.webhook_id, status: result.status, outcome: result.outcome, receivedAt };

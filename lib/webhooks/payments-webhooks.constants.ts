@@ -14,3 +14,10 @@ export const PAYMENT_EVENT_HANDLER_OPTIONS_METADATA = 'payments:event_handler_op
  * guard reads it (see `isPaymentsWebhookRoute`) to let verified-by-signature deliveries through.
  */
 export const PAYMENTS_WEBHOOK_ROUTE_METADATA = 'payments:webhook_route';
+
+/**
+ * Token of the receiver part's validated options (`ResolvedWebhooksOptions`; `false` only when a
+ * `forRootAsync` route exists but the factory turned webhooks off). Internal to one instance: never
+ * exported, and it holds no API key.
+ */
+export const PAYMENTS_WEBHOOKS_OPTIONS = Symbol('PAYMENTS_WEBHOOKS_OPTIONS');

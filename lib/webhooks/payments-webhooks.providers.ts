@@ -1,24 +1,24 @@
-import type { Provider } from '@nestjs/common';
+import { Inject, Injectable, Logger, type InjectionToken, type OnApplicationShutdown, type Provider, type Type } from '@nestjs/common';
+import { DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
+import { getPaymentsInstanceToken } from '../core/payments.instance.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
-import { DEFAULT_WEBHOOKS_PATH, PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME, PAYMENTS_WEBHOOKS_PATH } from '../payments.constants.js';
-import { PAYMENTS_MODULE_OPTIONS } from '../payments.module-definition.js';
-import type { PaymentsModuleOptions, ResolvedPaymentsOptions } from '../payments-options.interface.js';
-import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { InlinePaymentEventsProcessor } from './inline-payment-events.processor.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
 import { PaymentEventsDispatcher } from './payment-events.dispatcher.js';
 import { PaymentEventsExplorer } from './payment-events.explorer.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
+import { createPaymentsWebhookController } from './payments-webhook.controller.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.processor.js';
-import { PaymentEventsQueue } from './queue/payment-events.queue.js';
+import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './stores/idempotency-store.interface.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { WebhookRawBodyMiddleware } from './webhook-raw-body.middleware.js';
 import { WebhookSignatureGuard } from './webhook-signature.guard.js';
-
-/** Token of a boot-time check that the static route and the factory's `webhooks.path` agree. */
-export const PAYMENTS_WEBHOOKS_ROUTE_CHECK = Symbol('PAYMENTS_WEBHOOKS_ROUTE_CHECK');
 
 /** `'/payments/webhooks/'` -> `'payments/webhooks'`; anything that is not a usable string -> the default. */
 export function normaliseWebhooksPath(path: unknown): string {
@@ -31,7 +31,7 @@ export function normaliseWebhooksPath(path: unknown): string {
  * The route `forRoot` registers: `webhooks.path` (default 'payments/webhooks'), or none with
  * `webhooks: false`. Bad values are reported at boot by the validator.
  */
-export function webhooksPathOf(options: PaymentsModuleOptions): string | false {
+export function webhooksPathOf(options: { webhooks?: false | PaymentsWebhooksOptions }): string | false {
   const webhooks = (options as { webhooks?: unknown }).webhooks;
   if (webhooks === false) return false;
   const path = typeof webhooks === 'object' && webhooks !== null ? (webhooks as { path?: unknown }).path : undefined;
@@ -42,7 +42,7 @@ export function webhooksPathOf(options: PaymentsModuleOptions): string | false {
  * Routes are registered before an async options factory runs, so `forRootAsync` takes the path as the
  * static `webhooksPath`. This fails the boot when the factory's options ask for another path.
  */
-export function checkWebhooksRoute(staticPath: string | false, raw: PaymentsModuleOptions): true {
+export function checkWebhooksRoute(staticPath: string | false, raw: { webhooks?: unknown }): true {
   const webhooks = (raw as { webhooks?: unknown }).webhooks;
   if (typeof webhooks !== 'object' || webhooks === null) return true;
   const requested = (webhooks as { path?: unknown }).path;
@@ -65,41 +65,103 @@ export function checkWebhooksRoute(staticPath: string | false, raw: PaymentsModu
   return true;
 }
 
-/** The store the options name, or a new `MemoryIdempotencyStore` that the module owns (and closes). */
-export function createIdempotencyStore(options: ResolvedPaymentsOptions, runtime: PaymentsRuntime): IdempotencyStore {
-  const webhooks = options.webhooks;
+/** The store the options name, or a new `MemoryIdempotencyStore` that the instance owns (and closes). */
+export function createIdempotencyStore(webhooks: ResolvedWebhooksOptions | false, runtime: PaymentsRuntime): IdempotencyStore {
   if (webhooks && webhooks.store) return webhooks.store;
   return new MemoryIdempotencyStore({ retentionSeconds: webhooks ? webhooks.retentionSeconds : undefined, now: runtime });
 }
 
-/** Everything the webhook receiver needs besides its controller and middleware. */
-export function createWebhookProviders(staticPath: string | false): Provider[] {
-  return [
-    { provide: PAYMENTS_WEBHOOKS_PATH, useValue: staticPath },
-    {
-      provide: PAYMENTS_WEBHOOKS_ROUTE_CHECK,
-      useFactory: (raw: PaymentsModuleOptions) => checkWebhooksRoute(staticPath, raw),
-      inject: [PAYMENTS_MODULE_OPTIONS],
-    },
-    {
-      provide: IdempotencyStore,
-      useFactory: createIdempotencyStore,
-      inject: [PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME],
-    },
+/** Closes the idempotency store on shutdown if the instance created it (a store passed in options belongs to the app). */
+@Injectable()
+export class IdempotencyStoreCloser implements OnApplicationShutdown {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+
+  constructor(
+    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.webhooks && this.store === this.webhooks.store) return;
+    try {
+      await this.store.close?.();
+    } catch (error) {
+      this.logger.warn(`Could not close the idempotency store: ${error instanceof Error ? error.message : typeof error}`);
+    }
+  }
+}
+
+/**
+ * The token of the `PaymentEventsRegistry` of one module instance: the class for the unnamed
+ * instance, a string for a named one.
+ */
+export function getPaymentEventsRegistryToken(name?: string): typeof PaymentEventsRegistry | string {
+  return getPaymentsInstanceToken(PaymentEventsRegistry, name);
+}
+
+/** What the structure of the receiver part depends on, known before any options factory runs. */
+export interface PaymentsReceiverPartSpec {
+  /** The instance name (`'default'` when unnamed). */
+  name: string;
+  /** The route (already normalised). */
+  path: string;
+  /**
+   * true: the queue part is registered (`processing: { queue }`); false: inline only; undefined
+   * (`forRootAsync` without `webhooksProcessing`): both, and the options decide at boot.
+   */
+  queued: boolean | undefined;
+  /** What the receiver's options factory injects, and how it maps that to the receiver options. */
+  inject: InjectionToken[];
+  resolve: (...dependencies: never[]) => ResolvedWebhooksOptions | false;
+}
+
+/**
+ * The receiver part, registered only when the instance has a route: its controller (built for the
+ * route), guard, raw-body middleware, explorer, registry, dispatcher, idempotency store and
+ * processor; plus the queue part in queued mode. Exports the registry, dispatcher, processor, store
+ * (and queue) under their classes for the unnamed instance; a named one exports its registry (and
+ * queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).
+ */
+export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
+  controllers: Type<unknown>[];
+  providers: Provider[];
+  exports: InjectionToken[];
+} {
+  const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name);
+  const processor: Provider =
+    spec.queued === true
+      ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsQueueProcessor }
+      : spec.queued === false
+        ? { provide: PaymentEventsProcessor, useExisting: InlinePaymentEventsProcessor }
+        : {
+            provide: PaymentEventsProcessor,
+            useFactory: (webhooks: ResolvedWebhooksOptions | false, inline: InlinePaymentEventsProcessor, queued: PaymentEventsQueueProcessor) =>
+              webhooks && webhooks.processing !== 'inline' ? queued : inline,
+            inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsQueueProcessor],
+          };
+  const providers: Provider[] = [
+    { provide: PAYMENTS_WEBHOOKS_OPTIONS, useFactory: spec.resolve, inject: spec.inject },
+    { provide: IdempotencyStore, useFactory: createIdempotencyStore, inject: [PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_RUNTIME] },
+    IdempotencyStoreCloser,
     PaymentEventsMetadataAccessor,
     PaymentEventsRegistry,
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
     InlinePaymentEventsProcessor,
-    PaymentEventsQueue,
-    PaymentEventsQueueProcessor,
-    {
-      provide: PaymentEventsProcessor,
-      useFactory: (options: ResolvedPaymentsOptions, inline: InlinePaymentEventsProcessor, queued: PaymentEventsQueueProcessor) =>
-        options.webhooks && options.webhooks.processing !== 'inline' ? queued : inline,
-      inject: [PAYMENTS_RESOLVED_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsQueueProcessor],
-    },
+    processor,
     WebhookSignatureGuard,
     WebhookRawBodyMiddleware,
+    ...(queue ? queue.providers : []),
   ];
+  const registryToken = getPaymentEventsRegistryToken(spec.name);
+  const exports: InjectionToken[] =
+    registryToken === PaymentEventsRegistry
+      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore]
+      : [registryToken];
+  if (registryToken !== PaymentEventsRegistry) providers.push({ provide: registryToken, useExisting: PaymentEventsRegistry });
+  return {
+    controllers: [createPaymentsWebhookController(spec.path)],
+    providers,
+    exports: [...exports, ...(queue ? queue.exports : [])],
+  };
 }

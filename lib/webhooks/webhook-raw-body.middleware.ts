@@ -1,8 +1,10 @@
 import { Inject, Injectable, Logger, type NestMiddleware } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PAYMENTS_RESOLVED_OPTIONS } from '../payments.constants.js';
-import type { ResolvedPaymentsOptions } from '../payments-options.interface.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
+import { PAYMENTS_WEBHOOKS_LOGGER, type WebhookRejectionReason } from './payments-webhooks.messages.js';
+import { WebhookLogSampler } from './webhook-log.sampler.js';
 
 type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 
@@ -10,18 +12,26 @@ type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
  * Express only (the module applies it to POST {webhooks.path} when the adapter is Express): when no
  * body parser took the body (the app was created with `bodyParser: false`, or the content type is
  * not one the parsers read), it reads the request stream itself into `req.rawBody`, up to
- * `maxBodyBytes`, answering 413 as soon as the declared or received size exceeds it. On Fastify,
- * middleware runs before body parsing, so reading the stream there would break it: Fastify apps use
- * `rawBody: true`.
+ * `maxBodyBytes`, answering 413 as soon as the declared or received size exceeds it, and 408 when the
+ * whole body has not arrived within `bodyTimeoutMs` (a drip-fed body must not hold a socket forever).
+ * A client that goes away mid-body is not an application error: the request ends quietly (a debug
+ * line, no error and no stack). On Fastify, middleware runs before body parsing, so reading the
+ * stream there would break it: Fastify apps use `rawBody: true` (and Fastify's own `bodyLimit` and
+ * `requestTimeout`).
  */
 @Injectable()
 export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, ServerResponse> {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  /** 413 and 408 lines are sampled per reason: anyone can cause them. */
+  private readonly refusals = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
 
-  constructor(@Inject(PAYMENTS_RESOLVED_OPTIONS) private readonly options: ResolvedPaymentsOptions) {}
+  constructor(
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
+  ) {}
 
   use(req: RawBodyRequest, res: ServerResponse, next: (error?: unknown) => void): void {
-    const webhooks = this.options.webhooks;
+    const webhooks = this.webhooks;
     if (webhooks === false || Buffer.isBuffer(req.rawBody) || req.readableEnded || req.readableDidRead) {
       // Disabled, or a parser already read the body (with or without keeping the bytes: the guard decides).
       next();
@@ -30,51 +40,68 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
     const limit = webhooks.maxBodyBytes;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
-      this.tooLarge(res, `Content-Length ${declared} > maxBodyBytes ${limit}`);
+      this.refuse(res, 413, 'payload_too_large', `Content-Length ${declared} > maxBodyBytes ${limit}`);
       return;
     }
 
     const chunks: Buffer[] = [];
     let received = 0;
     let settled = false;
-    const cleanup = (): void => {
+    const settle = (): void => {
+      settled = true;
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
-      req.off('error', onError);
+      req.off('error', onGone);
+      req.off('close', onGone);
+      // Keep a listener: an 'error' emitted after this point (the peer resets) must not become an uncaught exception.
+      req.on('error', ignore);
     };
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
       if (received > limit) {
-        settled = true;
-        cleanup();
+        settle();
         // Stop buffering; Node discards the rest of the body once the answer is sent.
-        this.tooLarge(res, `body exceeds maxBodyBytes ${limit}`);
+        this.refuse(res, 413, 'payload_too_large', `body exceeds maxBodyBytes ${limit}`);
         return;
       }
       chunks.push(chunk);
     };
     const onEnd = (): void => {
       if (settled) return;
-      settled = true;
-      cleanup();
+      settle();
       req.rawBody = Buffer.concat(chunks, received);
       next();
     };
-    const onError = (error: Error): void => {
+    const onGone = (error?: Error): void => {
       if (settled) return;
-      settled = true;
-      cleanup();
-      next(error);
+      settle();
+      // The client disconnected before the body ended ('aborted' / ECONNRESET): nobody is left to answer.
+      this.logger.debug(`Delivery ended by the client after ${received} byte(s) of its body${error ? ` (${error.message})` : ''}`);
+      chunks.length = 0;
+      if (!res.headersSent && !res.destroyed) res.destroy();
     };
+    const timer = setTimeout(() => {
+      if (settled) return;
+      settle();
+      this.refuse(res, 408, 'request_timeout', `body not received within bodyTimeoutMs ${webhooks.bodyTimeoutMs} (${received} byte(s) arrived)`);
+      chunks.length = 0;
+    }, webhooks.bodyTimeoutMs);
+    timer.unref();
     req.on('data', onData);
     req.on('end', onEnd);
-    req.on('error', onError);
+    req.on('error', onGone);
+    req.on('close', onGone);
   }
 
-  private tooLarge(res: ServerResponse, detail: string): void {
-    this.logger.warn(`Rejected delivery with 413 payload_too_large: ${detail}`);
-    const body = JSON.stringify({ received: false, error: 'payload_too_large' });
-    res.writeHead(413, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  /** Answers a refusal and closes the connection (the rest of the body is not read). */
+  private refuse(res: ServerResponse, status: 408 | 413, reason: WebhookRejectionReason, detail: string): void {
+    this.refusals.log(reason, `Rejected delivery with ${status} ${reason}: ${detail}`);
+    if (res.headersSent || res.destroyed) return;
+    const body = JSON.stringify({ received: false, error: reason });
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
     res.end(body);
   }
 }
+
+const ignore = (): void => undefined;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import { PAYMENTS_RESOLVED_OPTIONS, PAYMENTS_RUNTIME } from '../payments.constants.js';
-import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../payments-options.interface.js';
+import { PAYMENTS_RUNTIME } from '../core/payments.runtime.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER, RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
@@ -49,7 +50,7 @@ export class WebhookSignatureGuard implements CanActivate {
   protected readonly rejections = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
 
   constructor(
-    @Inject(PAYMENTS_RESOLVED_OPTIONS) protected readonly options: ResolvedPaymentsOptions,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
     @Optional() @Inject(PaymentsTelemetry) protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {}
@@ -60,7 +61,7 @@ export class WebhookSignatureGuard implements CanActivate {
     const delivery = this.telemetry.startDelivery();
     attachDeliveryTelemetry(request, delivery);
     const receivedAt = new Date(this.runtime.now());
-    const webhooks = this.options.webhooks;
+    const webhooks = this.webhooks;
     if (webhooks === false) {
       // The route exists (static `webhooksPath`) but the options factory turned webhooks off.
       this.reject(404, 'webhooks_disabled', 'webhooks are disabled by the module options');

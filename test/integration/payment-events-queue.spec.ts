@@ -59,7 +59,7 @@ describe('PaymentEventsQueue on real Redis', () => {
     queueNames.push(name);
     const { dispatcher, calls } = scriptedDispatcher(script);
     const queue = new PaymentEventsQueue(
-      resolvedOptions({ connection: { url: REDIS_URL }, backoff: { type: 'fixed', delay: 10 }, ...options, name }),
+      resolvedOptions({ connection: { url: REDIS_URL }, backoff: { type: 'fixed', delay: 10 }, ...options, name }).webhooks,
       dispatcher,
     );
     started.push(queue);
@@ -271,7 +271,7 @@ describe('PaymentEventsQueue on real Redis', () => {
 
   it('rejects inspection with a PaymentsConfigurationError in inline mode', async () => {
     const inline = new PaymentEventsQueue(
-      validatePaymentsOptions({ apiKey: 'sk_test_x', environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: { verifier } }),
+      validatePaymentsOptions({ apiKey: 'sk_test_x', environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: { verifier } }).webhooks,
     );
     await inline.onModuleInit();
     expect(inline.enabled).toBe(false);

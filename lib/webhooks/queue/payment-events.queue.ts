@@ -10,9 +10,10 @@ import {
 } from '@nestjs/common';
 // Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when queue mode is on.
 import type { Job, Queue, Worker } from 'bullmq';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import { PAYMENTS_RESOLVED_OPTIONS } from '../../payments.constants.js';
-import type { ResolvedPaymentsOptions, ResolvedWebhooksOptions } from '../../payments-options.interface.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
 import type { PaymentEvent } from '../payment-event.types.js';
 import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
 import { PaymentEventJobError } from './payment-event-job.error.js';
@@ -63,13 +64,12 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
   private stopObservingFailedJobs: () => void = () => undefined;
 
   constructor(
-    @Inject(PAYMENTS_RESOLVED_OPTIONS) options: ResolvedPaymentsOptions,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
     @Optional() private readonly dispatcher?: PaymentEventsDispatcher,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
-    const webhooks = options.webhooks;
     this.settings = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
-    this.retentionSeconds = webhooks ? webhooks.retentionSeconds : 259_200;
+    this.retentionSeconds = webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS;
   }
 
   /** Whether queued processing is configured. */

@@ -24,7 +24,7 @@ describe('PaymentEventsDispatcher log level of a handled delivery', () => {
     const registry = new PaymentEventsRegistry();
     registry.register({ id: 'A.paid', patterns: ['payment_intent.succeeded'], invoke: () => undefined });
     const options = validatePaymentsOptions(fixtureOptions());
-    const dispatcher = new PaymentEventsDispatcher(registry, new MemoryIdempotencyStore(), options, runtime, noIntents);
+    const dispatcher = new PaymentEventsDispatcher(registry, new MemoryIdempotencyStore(), options.webhooks, runtime, noIntents);
     const event = createPaymentEvent('payment_intent.succeeded');
     logger.clear();
 

@@ -63,7 +63,7 @@ describe('PaymentEventsDispatcher', () => {
     registry = new PaymentEventsRegistry();
     store = new FlakyStore();
     const options = validatePaymentsOptions(fixtureOptions({ claimTtlSeconds: 42, retentionSeconds: 7 }));
-    dispatcher = new PaymentEventsDispatcher(registry, store, options, runtime, noIntents);
+    dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents);
   });
 
   it("claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds", async () => {

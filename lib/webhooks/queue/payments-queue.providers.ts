@@ -1,0 +1,34 @@
+import { Inject, type InjectionToken, type Provider } from '@nestjs/common';
+import { getPaymentsInstanceToken } from '../../core/payments.instance.js';
+import { PaymentEventsQueueProcessor } from './payment-events-queue.processor.js';
+import { PaymentEventsQueue } from './payment-events.queue.js';
+
+/**
+ * The token of the `PaymentEventsQueue` of one module instance: the class for the unnamed instance,
+ * a string for a named one.
+ *
+ * @example
+ * const failed = await app.get<PaymentEventsQueue>(getPaymentEventsQueueToken('eu')).failed();
+ */
+export function getPaymentEventsQueueToken(name?: string): typeof PaymentEventsQueue | string {
+  return getPaymentsInstanceToken(PaymentEventsQueue, name);
+}
+
+/**
+ * Injects the `PaymentEventsQueue` of the instance `name` (the unnamed one when omitted).
+ *
+ * @example
+ * constructor(@InjectPaymentEventsQueue('eu') private readonly euEvents: PaymentEventsQueue) {}
+ */
+export const InjectPaymentEventsQueue = (name?: string): PropertyDecorator & ParameterDecorator => Inject(getPaymentEventsQueueToken(name));
+
+/**
+ * The queue part, registered only in queued mode (`webhooks.processing: { queue }`): the producer
+ * with the operator's failed/replay view, and its processor for the receiver.
+ */
+export function createPaymentsQueuePart(name: string): { providers: Provider[]; exports: InjectionToken[] } {
+  const token = getPaymentEventsQueueToken(name);
+  const providers: Provider[] = [PaymentEventsQueue, PaymentEventsQueueProcessor];
+  if (token !== PaymentEventsQueue) providers.push({ provide: token, useExisting: PaymentEventsQueue });
+  return { providers, exports: [token] };
+}

@@ -1,0 +1,52 @@
+import { DEFAULT_PAYMENTS_INSTANCE, DEFAULT_QUEUE_NAME } from '../../core/payments.defaults.js';
+import { fail, isObject, limit } from '../../errors/payments-option.checks.js';
+import type { ResolvedPaymentsQueueOptions } from './payments-queue.options.js';
+
+/** `'payments-webhooks'` for the unnamed instance, `'payments-webhooks-eu'` for the instance 'eu'. */
+export const defaultQueueName = (instance: string = DEFAULT_PAYMENTS_INSTANCE): string =>
+  instance === DEFAULT_PAYMENTS_INSTANCE ? DEFAULT_QUEUE_NAME : `${DEFAULT_QUEUE_NAME}-${instance}`;
+
+/**
+ * Validates `webhooks.processing` when it is not 'inline' (the queue part's options) and fills in the
+ * defaults. The queue name defaults per instance, so two instances never share a queue by accident.
+ */
+export function validateProcessingQueue(p: unknown, instance: string = DEFAULT_PAYMENTS_INSTANCE): { queue: ResolvedPaymentsQueueOptions } {
+  if (!isObject(p) || !isObject(p.queue)) {
+    fail('webhooks.processing', "must be 'inline' or { queue: { connection } }", "pass 'inline' (default) or { queue: { connection: redisClientOrOptions } }");
+  }
+  const q = (p as { queue: Record<string, unknown> }).queue;
+  if (!isObject(q.connection)) {
+    fail('webhooks.processing.queue.connection', 'is required', 'pass an ioredis client or ioredis connection options');
+  }
+  if (q.name !== undefined && (typeof q.name !== 'string' || q.name === '' || q.name.includes(':'))) {
+    fail('webhooks.processing.queue.name', 'must be a non-empty string without ":"', "pass a name such as 'payments-webhooks'");
+  }
+  const backoff = q.backoff;
+  if (
+    backoff !== undefined &&
+    (!isObject(backoff) || (backoff.type !== 'exponential' && backoff.type !== 'fixed'))
+  ) {
+    fail('webhooks.processing.queue.backoff', "must be { type: 'exponential' | 'fixed', delay }", "pass { type: 'exponential', delay: 1000 }");
+  }
+  if (q.worker !== undefined && typeof q.worker !== 'boolean') {
+    fail('webhooks.processing.queue.worker', 'must be a boolean', 'pass true to run a worker in this instance, false to only enqueue');
+  }
+  return {
+    queue: {
+      connection: q.connection as object,
+      name: (q.name as string | undefined) ?? defaultQueueName(instance),
+      attempts: limit(q.attempts, 'webhooks.processing.queue.attempts', 10, { min: 1 }),
+      backoff: backoff
+        ? {
+            type: (backoff as { type: 'exponential' | 'fixed' }).type,
+            delay: limit((backoff as { delay?: unknown }).delay, 'webhooks.processing.queue.backoff.delay', 1000),
+          }
+        : { type: 'exponential', delay: 1000 },
+      concurrency: limit(q.concurrency, 'webhooks.processing.queue.concurrency', 1, { min: 1 }),
+      worker: (q.worker as boolean | undefined) ?? true,
+      enqueueTimeoutMs: limit(q.enqueueTimeoutMs, 'webhooks.processing.queue.enqueueTimeoutMs', 5000, { min: 1 }),
+      lockDurationMs: limit(q.lockDurationMs, 'webhooks.processing.queue.lockDurationMs', 30_000, { min: 1 }),
+      stalledIntervalMs: limit(q.stalledIntervalMs, 'webhooks.processing.queue.stalledIntervalMs', 30_000, { min: 1 }),
+    },
+  };
+}
