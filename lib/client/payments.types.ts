@@ -3,20 +3,13 @@
  * open (`[key: string]: unknown`) for the fields it does not show.
  */
 
-/** The nine payment-intent states the reference signals by event. */
-export type PaymentIntentState =
-  | 'succeeded'
-  | 'cancelled'
-  | 'errored_authorization'
-  | 'errored_capture'
-  | 'errored_sale'
-  | 'requires_payment_method'
-  | 'requires_confirmation'
-  | 'requires_capture'
-  | 'requires_review';
+import type { PAYMENT_INTENT_STATES, SETUP_INTENT_STATES } from './payments-intent.states.js';
 
-/** The four setup-intent states the reference signals by event. */
-export type SetupIntentState = 'succeeded' | 'failed' | 'errored' | 'cancelled';
+/** The nine payment-intent states the service signals by event (`PAYMENT_INTENT_STATES`). */
+export type PaymentIntentState = (typeof PAYMENT_INTENT_STATES)[number];
+
+/** The four setup-intent states the service signals by event (`SETUP_INTENT_STATES`). */
+export type SetupIntentState = (typeof SETUP_INTENT_STATES)[number];
 
 /** Capture methods: the reference names only `automatic_async`; others exist but are not listed. */
 export type CaptureMethod = 'automatic_async' | (string & {});

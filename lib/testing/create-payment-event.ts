@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentIntent, SetupIntent } from '../client/payments.types.js';
-import type { PaymentEvent, PaymentEventType } from '../webhooks/payment-event.types.js';
+import { CHARGE_EVENT_STATES, type PaymentEvent, type PaymentEventType } from '../webhooks/payment-event.types.js';
 
 /** Fields of the event to replace. `data` is merged one level deep (the intent object is merged too). */
 export interface PaymentEventOverrides {
@@ -14,10 +14,9 @@ export interface PaymentEventOverrides {
   };
 }
 
-const CHARGE_STATES: Record<string, string> = {
-  'charge.succeeded': 'succeeded',
-  'charge.requires_capture': 'requires_capture',
-};
+/** The intent state a `charge.<state>` event names; `succeeded` for a charge name added by declaration merging. */
+const chargeIntentState = (suffix: string): string =>
+  (CHARGE_EVENT_STATES as readonly string[]).includes(suffix) ? suffix : 'succeeded';
 
 /**
  * Builds a valid WebhookEventPayload for `type`: random UUID `id` and `webhook_id`, `metadata: null`,
@@ -38,7 +37,7 @@ export function createPaymentEvent<T extends PaymentEventType>(type: T, override
     const charge = kind === 'charge';
     const intent: PaymentIntent = {
       id: randomUUID(),
-      state: charge ? (CHARGE_STATES[type] ?? 'succeeded') : suffix,
+      state: charge ? chargeIntentState(suffix) : suffix,
       amount: 1000,
       ...(charge ? { capture_method: 'automatic_async' } : {}),
       ...paymentOverride,

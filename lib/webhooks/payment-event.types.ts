@@ -1,4 +1,6 @@
-import type { PaymentIntent, SetupIntent } from '../client/payments.types.js';
+import { PAYMENT_INTENT_STATES, SETUP_INTENT_STATES } from '../client/payments-intent.states.js';
+import type { PaymentIntent, PaymentIntentState, SetupIntent, SetupIntentState } from '../client/payments.types.js';
+import type { PaymentsTransaction } from './transactional/payments-transaction-runner.interface.js';
 
 /** `data` of a payment-intent event: usually the intent under `payment_intent`; not a frozen schema. */
 export interface PaymentIntentEventData {
@@ -18,6 +20,21 @@ export interface ChargeEventData {
   [field: string]: unknown;
 }
 
+/** The payment-intent states the service also signals as `charge.*` events. */
+export const CHARGE_EVENT_STATES = Object.freeze(['succeeded', 'requires_capture'] as const satisfies readonly PaymentIntentState[]);
+
+/** A payment-intent state a charge event signals. */
+export type ChargeEventState = (typeof CHARGE_EVENT_STATES)[number];
+
+/**
+ * The documented event names, derived from the intent states: `payment_intent.<state>` for the nine
+ * payment-intent states, `setup_intent.<state>` for the four setup-intent states, and
+ * `charge.succeeded`, `charge.requires_capture`.
+ */
+export type DocumentedPaymentEventTypeMap = { [S in PaymentIntentState as `payment_intent.${S}`]: PaymentIntentEventData } & {
+  [S in SetupIntentState as `setup_intent.${S}`]: SetupIntentEventData;
+} & { [S in ChargeEventState as `charge.${S}`]: ChargeEventData };
+
 /**
  * Every documented event name, mapped to the shape of its `data`. Extend it by declaration merging
  * when the service documents more names:
@@ -27,23 +44,7 @@ export interface ChargeEventData {
  *   interface PaymentEventTypeMap { 'payment_intent.processing': PaymentIntentEventData }
  * }
  */
-export interface PaymentEventTypeMap {
-  'payment_intent.succeeded': PaymentIntentEventData;
-  'payment_intent.cancelled': PaymentIntentEventData;
-  'payment_intent.errored_authorization': PaymentIntentEventData;
-  'payment_intent.errored_capture': PaymentIntentEventData;
-  'payment_intent.errored_sale': PaymentIntentEventData;
-  'payment_intent.requires_payment_method': PaymentIntentEventData;
-  'payment_intent.requires_confirmation': PaymentIntentEventData;
-  'payment_intent.requires_capture': PaymentIntentEventData;
-  'payment_intent.requires_review': PaymentIntentEventData;
-  'setup_intent.succeeded': SetupIntentEventData;
-  'setup_intent.failed': SetupIntentEventData;
-  'setup_intent.errored': SetupIntentEventData;
-  'setup_intent.cancelled': SetupIntentEventData;
-  'charge.succeeded': ChargeEventData;
-  'charge.requires_capture': ChargeEventData;
-}
+export interface PaymentEventTypeMap extends DocumentedPaymentEventTypeMap {}
 
 /** A documented event name. A misspelt or invented name does not compile. */
 export type PaymentEventType = Extract<keyof PaymentEventTypeMap, string>;
@@ -88,6 +89,11 @@ export interface PaymentEventContext {
   deliveryAttempt: number;
   /** When the delivery carrying this event was received. */
   receivedAt: Date;
+  /**
+   * The PostgreSQL transaction a transactional handler runs in (its completion record commits with
+   * it); `undefined` for other handlers. See `webhooks.transactions`.
+   */
+  transaction?: PaymentsTransaction;
 }
 
 /**
@@ -95,21 +101,9 @@ export interface PaymentEventContext {
  * expand against these plus any name a handler subscribes to by its exact name (declaration merging).
  */
 export const PAYMENT_EVENT_TYPES: readonly PaymentEventType[] = Object.freeze([
-  'payment_intent.succeeded',
-  'payment_intent.cancelled',
-  'payment_intent.errored_authorization',
-  'payment_intent.errored_capture',
-  'payment_intent.errored_sale',
-  'payment_intent.requires_payment_method',
-  'payment_intent.requires_confirmation',
-  'payment_intent.requires_capture',
-  'payment_intent.requires_review',
-  'setup_intent.succeeded',
-  'setup_intent.failed',
-  'setup_intent.errored',
-  'setup_intent.cancelled',
-  'charge.succeeded',
-  'charge.requires_capture',
+  ...PAYMENT_INTENT_STATES.map((state) => `payment_intent.${state}` as const),
+  ...SETUP_INTENT_STATES.map((state) => `setup_intent.${state}` as const),
+  ...CHARGE_EVENT_STATES.map((state) => `charge.${state}` as const),
 ] satisfies PaymentEventType[]);
 
 /** The signature every `@OnPaymentEvent` method must be callable with, for the patterns `P`. */

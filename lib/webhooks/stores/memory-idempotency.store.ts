@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
@@ -15,7 +16,7 @@ export interface MemoryIdempotencyStoreOptions {
   maxEntries?: number;
   /**
    * How long, in seconds, a completed key is remembered when `complete` is given no positive
-   * retention, and how long a released key keeps its attempt count. Default 259200 (3 days).
+   * retention, and how long a released key keeps its attempt count. Default `DEFAULT_RETENTION_SECONDS` (3 days).
    */
   retentionSeconds?: number;
   /** Clock in ms since the epoch (a `PaymentsRuntime` fits). Default `Date.now`. */
@@ -50,7 +51,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     const maxEntries = options.maxEntries ?? 100_000;
-    const retentionSeconds = options.retentionSeconds ?? 259_200;
+    const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
       throw new PaymentsInvalidArgumentError('MemoryIdempotencyStore', 'maxEntries', STORE_ARGUMENT_MESSAGES.memoryMaxEntries);
     }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 import {
@@ -26,8 +27,8 @@ export interface PostgresIdempotencyStoreOptions {
    */
   createTable?: boolean;
   /**
-   * How long the attempt count of a key that never completes is kept, in seconds. Default 259200
-   * (3 days). A completed key is kept for its retention instead.
+   * How long the attempt count of a key that never completes is kept, in seconds. Default
+   * `DEFAULT_RETENTION_SECONDS` (3 days). A completed key is kept for its retention instead.
    */
   attemptsTtlSeconds?: number;
   /**
@@ -108,7 +109,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     }
     const table = options.table ?? DEFAULT_POSTGRES_IDEMPOTENCY_TABLE;
     this.table = quotePostgresTable(table, 'PostgresIdempotencyStore table');
-    this.#attemptsTtlMs = positiveInteger(options.attemptsTtlSeconds, 259_200, 'attemptsTtlSeconds') * 1000;
+    this.#attemptsTtlMs = positiveInteger(options.attemptsTtlSeconds, DEFAULT_RETENTION_SECONDS, 'attemptsTtlSeconds') * 1000;
     this.#cleanupEvery = wholeNumber(options.cleanupEvery, 500, 'cleanupEvery');
     this.#cleanupBatchSize = positiveInteger(options.cleanupBatchSize, 1000, 'cleanupBatchSize');
     if (options.createTable === false) this.#schema = Promise.resolve();

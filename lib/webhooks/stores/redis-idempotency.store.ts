@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../payments-webhooks.messages.js';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
 /**
@@ -23,8 +24,8 @@ export interface RedisIdempotencyStoreOptions {
    */
   keyPrefix?: string;
   /**
-   * How long the attempt count of a key that never completes is kept, in seconds. Default 259200
-   * (3 days, the default retention). A completed key keeps it for its retention instead.
+   * How long the attempt count of a key that never completes is kept, in seconds. Default
+   * `DEFAULT_RETENTION_SECONDS` (3 days, the default retention). A completed key keeps it for its retention instead.
    */
   attemptsTtlSeconds?: number;
 }
@@ -114,7 +115,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
       throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'redis', STORE_ARGUMENT_MESSAGES.redisClient);
     }
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
-    const ttlSeconds = options.attemptsTtlSeconds ?? 259_200;
+    const ttlSeconds = options.attemptsTtlSeconds ?? DEFAULT_RETENTION_SECONDS;
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
       throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'attemptsTtlSeconds', STORE_ARGUMENT_MESSAGES.wholeSecondsAtLeastOne);
     }
