@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
+import { resolveClock, type PaymentsClock } from '../../core/payments.clock.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 
@@ -20,7 +21,7 @@ export interface MemoryIdempotencyStoreOptions {
    */
   retentionSeconds?: number;
   /** Clock in ms since the epoch (a `PaymentsRuntime` fits). Default `Date.now`. */
-  now?: (() => number) | { now(): number };
+  now?: PaymentsClock;
 }
 
 type Lease = { state: 'leased'; token: string; attempt: number; expiresAt: number };
@@ -61,8 +62,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#maxEntries = maxEntries;
     this.#settled = new LRUCache<string, Settled>({ max: maxEntries });
     this.#retentionMs = retentionSeconds * 1000;
-    const clock = options.now;
-    this.#now = clock === undefined ? () => Date.now() : typeof clock === 'function' ? clock : () => clock.now();
+    this.#now = resolveClock(options.now);
   }
 
   /** Number of keys held (expired ones included until they are touched or evicted). */
