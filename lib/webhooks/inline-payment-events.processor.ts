@@ -3,7 +3,7 @@ import { PaymentEventsDispatcher, type DispatchOutcome } from './payment-events.
 import type { PaymentEvent } from './payment-event.types.js';
 import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from './payment-events-processor.interface.js';
 
-/** The HTTP answer for each dispatch outcome (DESIGN.md's delivery table). */
+/** The HTTP answer for each dispatch outcome (the answer table of docs/webhooks.md). */
 export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEventsProcessingResult['status']>> = Object.freeze({
   handled: 200,
   duplicate: 200,

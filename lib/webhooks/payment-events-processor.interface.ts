@@ -1,6 +1,6 @@
 import type { PaymentEvent } from './payment-event.types.js';
 
-/** What the receiver answers for a verified, parsed event (see DESIGN.md's delivery table). */
+/** What the receiver answers for a verified, parsed event (the answer table of docs/webhooks.md). */
 export interface PaymentEventsProcessingResult {
   /** 200 done/skipped/enqueued, 409 in flight elsewhere, 500 a handler failed, 503 store or queue down. */
   status: 200 | 409 | 500 | 503;

@@ -6,7 +6,7 @@ import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js'
 
 /**
  * Scoped to the webhook controller, so it runs before any global filter of the host app: refused
- * deliveries keep the status of DESIGN.md's table and a body of `{ received: false, error }`, and an
+ * deliveries keep the status of the answer table (docs/webhooks.md) and a body of `{ received: false, error }`, and an
  * unexpected error answers a bare 500 (the service retries) without leaking its message.
  */
 @Catch()

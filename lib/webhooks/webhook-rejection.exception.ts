@@ -8,7 +8,7 @@ export interface WebhookRejectionBody {
 }
 
 /**
- * A delivery the receiver refuses, with the status of DESIGN.md's table (401, 400, 403, 404, 413,
+ * A delivery the receiver refuses, with the status of the answer table in docs/webhooks.md (401, 400, 403, 404, 413,
  * 415, 500) and a body of `{ received: false, error: reason }`. The webhook controller's own filter
  * writes it, so a host's global exception filter cannot change the answer the service sees.
  */

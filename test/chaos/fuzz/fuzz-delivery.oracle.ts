@@ -4,7 +4,7 @@ import { FUZZ_ENDPOINT_ID, FUZZ_HMAC, FUZZ_MAX_BODY_BYTES, type FuzzHandlerName 
 
 /*
  * The fuzz suite's own, independent idea of a delivery: how a sender signs one (computed here with
- * node:crypto, not with the library's signer) and what a valid payload is (DESIGN.md's rules,
+ * node:crypto, not with the library's signer) and what a valid payload is (the documented payload rules,
  * re-implemented). The receiver's answers are checked against this.
  */
 
@@ -21,7 +21,7 @@ export function hmacSignature(secret: string, timestamp: string, body: Buffer): 
   return `${FUZZ_HMAC.prefix}${createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex')}`;
 }
 
-/** What a verified body is, per DESIGN.md: a WebhookEventPayload the receiver must hand to its handlers, or not. */
+/** What a verified body is, per the documented payload rules: a WebhookEventPayload the receiver must hand to its handlers, or not. */
 export type PayloadVerdict =
   | { valid: true; id: string; type: string; endpointAllowed: boolean; failing: boolean }
   | { valid: false };
