@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, type PaymentsModuleOptions } from '../lib/index.js';
+import { PaymentDeliveryJournal, PaymentsModule, type PaymentsModuleOptions } from '../lib/index.js';
+import { AdminModule } from './admin/admin.module.js';
 import { CheckoutModule } from './checkout/checkout.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { PaymentMethodsModule } from './payment-methods/payment-methods.module.js';
@@ -8,6 +9,20 @@ import { sampleConfig, type SampleConfig } from './sample.config.js';
 import { SampleWebhooksModule } from './webhooks/sample-webhooks.module.js';
 import { SAMPLE_WEBHOOKS_PATH, WebhookEndpointRegistrar } from './webhooks/webhook-endpoint.registrar.js';
 import { WebhookSecretsHolder } from './webhooks/webhook-secrets.holder.js';
+
+/** ioredis connection options from a `redis://[:password@]host[:port][/db]` address. */
+function redisOptions(url: string): { host: string; port: number; db: number; password?: string; tls?: object; maxRetriesPerRequest: null } {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: Number(parsed.port || 6379),
+    db: Number(parsed.pathname.slice(1) || 0),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(parsed.protocol === 'rediss:' ? { tls: {} } : {}),
+    // BullMQ workers need it.
+    maxRetriesPerRequest: null,
+  };
+}
 
 /** Options of `SampleAppModule.forRoot`. */
 export interface SampleAppOptions {
@@ -33,11 +48,12 @@ export class SampleAppModule {
         SampleWebhooksModule,
         PaymentsModule.forRootAsync({
           imports: [SampleWebhooksModule],
-          inject: [ConfigService, WebhookSecretsHolder],
+          inject: [ConfigService, WebhookSecretsHolder, PaymentDeliveryJournal],
           // Nest must know the route before the factory runs; the factory repeats it.
           webhooksPath: SAMPLE_WEBHOOKS_PATH,
-          useFactory: (config: ConfigService, secrets: WebhookSecretsHolder): PaymentsModuleOptions => {
+          useFactory: (config: ConfigService, secrets: WebhookSecretsHolder, journal: PaymentDeliveryJournal): PaymentsModuleOptions => {
             const payments = config.getOrThrow<SampleConfig['payments']>('sample.payments');
+            const queue = config.get<SampleConfig['queue']>('sample.queue');
             return {
               apiKey: payments.apiKey,
               environment: payments.environment,
@@ -48,7 +64,13 @@ export class SampleAppModule {
                 // Delegates to standardWebhooksVerifier / hmacVerifier once the endpoint secret is
                 // known (see WebhookSecretsHolder for why it cannot be built right here).
                 verifier: secrets.verifier,
-                // The embedded default: inline processing, in-memory idempotency store.
+                // Recent deliveries and handler runs for the operator view (/admin).
+                deliveryListener: journal,
+                // The embedded default: inline processing, in-memory idempotency store. With
+                // SAMPLE_QUEUE_REDIS_URL: BullMQ, whose failed set /admin shows and replays.
+                ...(queue === undefined
+                  ? {}
+                  : { processing: { queue: { connection: redisOptions(queue.redisUrl), name: queue.name, attempts: queue.attempts, backoff: { type: 'fixed', delay: 500 } } } }),
               },
             };
           },
@@ -56,6 +78,7 @@ export class SampleAppModule {
         CheckoutModule,
         OrdersModule,
         PaymentMethodsModule,
+        AdminModule,
       ],
       providers: [WebhookEndpointRegistrar],
     };

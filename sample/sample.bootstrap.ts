@@ -30,6 +30,7 @@ export async function startEmbeddedSimulator(port = 0, options: PaymentsSimulato
       PAYMENTS_ALLOW_INSECURE_HTTP: 'true',
       PAYMENTS_CHECKOUT_URL: `${baseUrl}/embed/checkout`,
       PAYMENTS_WEBHOOK_SCHEME: 'standard-webhooks',
+      SAMPLE_EMBEDDED_SIMULATOR: 'true',
       // Registered at boot instead: the simulator hands out the secret.
       PAYMENTS_WEBHOOK_SECRET: '',
     },

@@ -35,10 +35,27 @@ export interface SampleConfig {
   checkout: {
     /** Address of the embedded checkout form (the iframe's `src`, before `?token=`). */
     formUrl: string;
+    /**
+     * Origins allowed to frame the form (`SHOP_ALLOWED_ORIGINS`). Empty: the origin the page was
+     * opened at (when it matches the request's Host) plus PUBLIC_URL's.
+     */
+    allowedOrigins: string[];
+    /** How long the page waits for the form before it shows what to fix, in ms (`SHOP_FORM_LOAD_TIMEOUT_MS`). */
+    formLoadTimeoutMs: number;
   };
   shop: {
     defaultCurrency: string;
+    /** Show the developer panel (outcome chooser, order id, event notes) to everyone (`SHOP_DEV_PANEL`). Else only with `?dev=1`. */
+    devPanel: boolean;
   };
+  admin: {
+    /** Bearer token of the operator view (`SHOP_ADMIN_TOKEN`); unset: `/admin` is disabled. */
+    token: string | undefined;
+  };
+  /** Whether `npm run sample` started the local simulator for this app (`SAMPLE_EMBEDDED_SIMULATOR=true`): the page says so. */
+  embeddedSimulator: boolean;
+  /** Queued processing (BullMQ) when `SAMPLE_QUEUE_REDIS_URL` is set; else inline. */
+  queue: { redisUrl: string; name: string; attempts: number } | undefined;
 }
 
 /** Raised at boot when an environment variable is missing or wrong; names the variable and the fix. */
@@ -93,6 +110,12 @@ function readScheme(env: NodeJS.ProcessEnv): SampleWebhookScheme {
  * | `PAYMENTS_CHECKOUT_URL` | address of the embedded checkout form (the reference does not show it) |
  * | `PAYMENTS_ALLOW_INSECURE_HTTP` | `true` to allow an `http:` base address (the local simulator only) |
  * | `SHOP_CURRENCY` | default currency of orders (default EUR) |
+ * | `SHOP_ALLOWED_ORIGINS` | comma-separated origins that may frame the payment form; unset: the address the page was opened at |
+ * | `SHOP_FORM_LOAD_TIMEOUT_MS` | how long the page waits for the payment form before it says what to fix (default 6000) |
+ * | `SHOP_DEV_PANEL` | `true` shows the developer panel to everyone; else only with `?dev=1` |
+ * | `SHOP_ADMIN_TOKEN` | bearer token of the operator view `/admin` (16+ characters); unset: `/admin` is disabled |
+ * | `SAMPLE_QUEUE_REDIS_URL` | e.g. `redis://127.0.0.1:6379`: queued processing (BullMQ) instead of inline |
+ * | `SAMPLE_QUEUE_NAME`, `SAMPLE_QUEUE_ATTEMPTS` | queue name (default `sample-shop-webhooks`) and attempts per event (default 5) |
  */
 export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
   const portText = env['PORT'] ?? '3000';
@@ -105,6 +128,38 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
     .filter((secret) => secret !== '');
   const currency = env['SHOP_CURRENCY'] || 'EUR';
   if (!/^[A-Z]{3}$/.test(currency)) throw new SampleConfigError('SHOP_CURRENCY must be a three-letter upper-case code, e.g. EUR');
+  const allowedOrigins = (env['SHOP_ALLOWED_ORIGINS'] ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '')
+    .map((origin) => {
+      let parsed: URL | undefined;
+      try {
+        parsed = new URL(origin);
+      } catch {
+        parsed = undefined;
+      }
+      if (parsed === undefined || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+        throw new SampleConfigError(`SHOP_ALLOWED_ORIGINS: '${origin}' is not an origin; write scheme://host[:port] without a path, e.g. http://127.0.0.1:${port}`);
+      }
+      return origin;
+    });
+  const formLoadTimeoutMs = Number(env['SHOP_FORM_LOAD_TIMEOUT_MS'] || 6000);
+  if (!Number.isInteger(formLoadTimeoutMs) || formLoadTimeoutMs < 500 || formLoadTimeoutMs > 60_000) {
+    throw new SampleConfigError('SHOP_FORM_LOAD_TIMEOUT_MS must be a whole number of milliseconds between 500 and 60000 (default 6000)');
+  }
+  const adminToken = env['SHOP_ADMIN_TOKEN'] || undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new SampleConfigError('SHOP_ADMIN_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`), or unset to disable /admin');
+  }
+  let queue: SampleConfig['queue'];
+  const redisUrl = env['SAMPLE_QUEUE_REDIS_URL'] || undefined;
+  if (redisUrl !== undefined) {
+    if (!/^rediss?:\/\//.test(redisUrl)) throw new SampleConfigError('SAMPLE_QUEUE_REDIS_URL must be a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379');
+    const attempts = Number(env['SAMPLE_QUEUE_ATTEMPTS'] || 5);
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 50) throw new SampleConfigError('SAMPLE_QUEUE_ATTEMPTS must be a whole number from 1 to 50 (default 5)');
+    queue = { redisUrl, name: env['SAMPLE_QUEUE_NAME'] || 'sample-shop-webhooks', attempts };
+  }
   return {
     port,
     publicUrl,
@@ -117,8 +172,13 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
     webhooks: { secrets, scheme: readScheme(env) },
     checkout: {
       formUrl: required(env, 'PAYMENTS_CHECKOUT_URL', 'set the address of the embedded checkout form the service gave you'),
+      allowedOrigins,
+      formLoadTimeoutMs,
     },
-    shop: { defaultCurrency: currency },
+    shop: { defaultCurrency: currency, devPanel: env['SHOP_DEV_PANEL'] === 'true' },
+    admin: { token: adminToken },
+    embeddedSimulator: env['SAMPLE_EMBEDDED_SIMULATOR'] === 'true',
+    queue,
   };
 }
 

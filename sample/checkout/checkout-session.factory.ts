@@ -1,7 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import type { PaymentIntent, SetupIntent } from '../../lib/index.js';
 import type { SampleConfig } from '../sample.config.js';
+import { resolveCheckoutFraming, type CheckoutFraming, type PageAddress } from './checkout-framing.js';
 
 /**
  * What the browser needs to mount the embedded form and confirm once, and nothing more: never the
@@ -16,6 +17,8 @@ export interface CheckoutSession {
   embedToken: string;
   /** When the embed token stops working, if the service said. */
   embedTokenExpiresAt?: string;
+  /** Origins allowed to frame the form: the page compares its own and explains what to fix if it is missing. */
+  frameAncestors: string[];
 }
 
 /**
@@ -36,12 +39,31 @@ export class CheckoutTokenMissingError extends Error {
 /** Turns a freshly created intent into a `CheckoutSession`. */
 @Injectable()
 export class CheckoutSessionFactory {
+  private readonly logger = new Logger('Checkout');
   readonly #formUrl: URL;
   readonly #shopOrigin: string;
+  readonly #configuredOrigins: readonly string[];
 
   constructor(config: ConfigService) {
-    this.#formUrl = new URL(config.getOrThrow<SampleConfig['checkout']>('sample.checkout').formUrl);
+    const checkout = config.getOrThrow<SampleConfig['checkout']>('sample.checkout');
+    this.#formUrl = new URL(checkout.formUrl);
+    this.#configuredOrigins = checkout.allowedOrigins;
     this.#shopOrigin = new URL(config.getOrThrow<string>('sample.publicUrl')).origin;
+  }
+
+  /**
+   * Who may frame the form for a checkout started from `page` (see `resolveCheckoutFraming`). Logs,
+   * at warn level, the fix when the page's own origin is not allowed: the form will not load there.
+   */
+  framingFor(page: PageAddress = {}): CheckoutFraming {
+    const framing = resolveCheckoutFraming(this.#shopOrigin, this.#configuredOrigins, page);
+    if (!framing.pageAllowed) {
+      this.logger.warn(
+        `checkout started from ${framing.pageOrigin}, which may not frame the payment form (allowed: ${framing.allowedOrigins.join(', ')}): ` +
+          `open the shop at ${this.#shopOrigin} (PUBLIC_URL), or add ${framing.pageOrigin} to SHOP_ALLOWED_ORIGINS`,
+      );
+    }
+    return framing;
   }
 
   /** The origin of the form, which the checkout page may frame (its CSP `frame-src`). */
@@ -50,15 +72,15 @@ export class CheckoutSessionFactory {
   }
 
   /**
-   * What a create call adds so the embedded form can be framed by this shop only: the origins the
+   * What a create call adds so the embedded form can be framed by this shop's pages only: the origins the
    * render token encodes. `allowed_origins` is the simulator's field name (the reference does not
    * show how a render token is obtained).
    */
-  intentParams(): Record<string, unknown> {
-    return { allowed_origins: [this.#shopOrigin] };
+  intentParams(framing: CheckoutFraming = this.framingFor()): Record<string, unknown> {
+    return { allowed_origins: framing.allowedOrigins };
   }
 
-  forIntent(intent: PaymentIntent | SetupIntent): CheckoutSession {
+  forIntent(intent: PaymentIntent | SetupIntent, framing: CheckoutFraming = this.framingFor()): CheckoutSession {
     const embedToken = intent[CHECKOUT_TOKEN_FIELDS.embedToken];
     const renderToken = intent[CHECKOUT_TOKEN_FIELDS.renderToken];
     if (typeof embedToken !== 'string' || embedToken === '') {
@@ -75,6 +97,7 @@ export class CheckoutSessionFactory {
       formOrigin: formUrl.origin,
       embedToken,
       ...(typeof expiresAt === 'string' ? { embedTokenExpiresAt: expiresAt } : {}),
+      frameAncestors: framing.allowedOrigins,
     };
   }
 }

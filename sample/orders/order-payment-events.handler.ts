@@ -27,8 +27,9 @@ type ChargeEvent = 'charge.succeeded' | 'charge.requires_capture';
  *
  * - `succeeded` moves `pending` or `failed` to `paid` (a processor error on one attempt does not stop
  *   a later success; if the two arrive out of order the order still ends `paid`), never `cancelled`;
- * - `cancelled` / `errored_*` move only `pending` to `failed`, so they never undo a payment;
- * - `requires_*` leave the order `pending` with a note;
+ * - `cancelled` moves only `pending` to `cancelled`, `errored_*` only `pending` to `failed`, so they
+ *   never undo a payment;
+ * - `requires_*` leave the order `pending`, with the action it waits for and a note;
  * - `charge.*` (capture method `automatic_async`) retrieve the intent for its capture state.
  */
 @Injectable()
@@ -77,8 +78,9 @@ export class OrderPaymentEventsHandler {
     const intent = await intentFromEvent(event.data.payment_intent, [], ctx);
     const order = this.orderOf(intent, event);
     if (order === undefined) return;
-    const failed = this.orders.transition(order.id, ['pending'], 'failed', `${event.event} (event ${event.id})`);
-    if (failed === undefined) {
+    const to = event.event === 'payment_intent.cancelled' ? 'cancelled' : 'failed';
+    const moved = this.orders.transition(order.id, ['pending'], to, `${event.event} (event ${event.id})`);
+    if (moved === undefined) {
       this.orders.addNote(order.id, `${event.event} ignored: the order is ${order.status} (event ${event.id})`);
     }
   }
@@ -93,6 +95,7 @@ export class OrderPaymentEventsHandler {
     const intent = await intentFromEvent(event.data.payment_intent, [], ctx);
     const order = this.orderOf(intent, event);
     if (order === undefined) return;
+    this.orders.setAction(order.id, event.event.slice('payment_intent.'.length));
     this.orders.addNote(order.id, `${event.event}: more action is needed before the payment completes (event ${event.id})`);
   }
 

@@ -4,8 +4,9 @@
  *
  * - `pending`: created, waiting for the payment's outcome (also while the intent `requires_*` action).
  * - `paid`: a verified `payment_intent.succeeded` arrived. Terminal.
- * - `failed`: a verified `payment_intent.cancelled` or `errored_*` arrived.
- * - `cancelled`: the merchant cancelled the order. Terminal: a late payment never revives it.
+ * - `failed`: a verified `payment_intent.errored_*` arrived (the shopper may pay again).
+ * - `cancelled`: the shopper cancelled the payment (a verified `payment_intent.cancelled`) or the
+ *   merchant cancelled the order. Terminal: a late payment never revives it.
  */
 export type OrderStatus = 'pending' | 'paid' | 'failed' | 'cancelled';
 
@@ -18,6 +19,8 @@ export interface Order {
   readonly status: OrderStatus;
   /** The payment intent created for this order. */
   readonly paymentIntentId: string;
+  /** While `pending`: the action the payment waits for (`requires_capture`, `requires_review`...), from a verified event. */
+  readonly action?: string;
   /** What verified events said without changing the status (actions required, late payments...). */
   readonly notes: readonly string[];
   /** Every status change, oldest first: the audit trail tests count side effects with. */

@@ -1,4 +1,4 @@
-import { BadGatewayException, Body, ConflictException, Controller, Get, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { BadGatewayException, Body, ConflictException, Controller, Get, Headers, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PaymentsError } from '../../lib/index.js';
 import type { SampleConfig } from '../sample.config.js';
@@ -9,13 +9,17 @@ import { OrdersRepository } from './orders.repository.js';
 import { OrdersService, type CreatedOrder } from './orders.service.js';
 
 /** The order as the browser sees it. */
-export type OrderView = Pick<Order, 'id' | 'amount' | 'currency' | 'status' | 'notes' | 'createdAt' | 'updatedAt'>;
+export type OrderView = Pick<Order, 'id' | 'amount' | 'currency' | 'status' | 'notes' | 'createdAt' | 'updatedAt'> & {
+  /** What the payment waits for while the order is pending (`requires_capture`...), if a webhook said. */
+  action?: string;
+};
 
 const view = (order: Order): OrderView => ({
   id: order.id,
   amount: order.amount,
   currency: order.currency,
   status: order.status,
+  ...(order.action === undefined ? {} : { action: order.action }),
   notes: order.notes,
   createdAt: order.createdAt,
   updatedAt: order.updatedAt,
@@ -34,11 +38,15 @@ export class OrdersController {
   ) {}
 
   @Post()
-  async create(@Body() body: unknown): Promise<{ order: OrderView; checkout: CreatedOrder['checkout'] }> {
+  async create(
+    @Body() body: unknown,
+    @Headers('origin') origin: string | undefined,
+    @Headers('host') host: string | undefined,
+  ): Promise<{ order: OrderView; checkout: CreatedOrder['checkout'] }> {
     const input = parseCreateOrderBody(body, this.config.getOrThrow<SampleConfig['shop']>('sample.shop').defaultCurrency);
     let created: CreatedOrder;
     try {
-      created = await this.orders.create(input);
+      created = await this.orders.create(input, { origin, host });
     } catch (error) {
       // The library's errors never carry the key, but the browser needs none of their details.
       if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not create the payment');

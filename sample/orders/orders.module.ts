@@ -11,6 +11,6 @@ import { OrdersService } from './orders.service.js';
   imports: [CheckoutModule],
   controllers: [OrdersController],
   providers: [OrdersRepository, OrdersService, FulfilmentService, OrderPaymentEventsHandler],
-  exports: [OrdersRepository, FulfilmentService],
+  exports: [OrdersRepository, OrdersService, FulfilmentService],
 })
 export class OrdersModule {}

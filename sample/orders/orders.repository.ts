@@ -60,14 +60,30 @@ export class OrdersRepository {
     const current = this.#orders.get(id);
     if (current === undefined || !from.includes(current.status)) return undefined;
     const at = new Date().toISOString();
+    // Out of `pending`, the payment waits for nothing any more.
+    const { action: _settled, ...rest } = current;
     const next: Order = Object.freeze({
-      ...current,
+      ...rest,
       status: to,
       history: Object.freeze([...current.history, Object.freeze({ from: current.status, to, cause, at })]),
       updatedAt: at,
     });
     this.#orders.set(id, next);
     return next;
+  }
+
+  /** Records the action a `pending` order's payment waits for; undefined when the order is not pending. */
+  setAction(id: string, action: string): Order | undefined {
+    const current = this.#orders.get(id);
+    if (current === undefined || current.status !== 'pending') return undefined;
+    const next: Order = Object.freeze({ ...current, action, updatedAt: new Date().toISOString() });
+    this.#orders.set(id, next);
+    return next;
+  }
+
+  /** Every order, newest first. */
+  list(): Order[] {
+    return [...this.#orders.values()].reverse();
   }
 
   /** Records something an event said that does not change the status. */

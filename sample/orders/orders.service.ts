@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { PaymentsService } from '../../lib/index.js';
+import type { PageAddress } from '../checkout/checkout-framing.js';
 import { CheckoutSessionFactory, type CheckoutSession } from '../checkout/checkout-session.factory.js';
 import type { Order } from './order.model.js';
 import { OrdersRepository } from './orders.repository.js';
@@ -38,16 +39,19 @@ export class OrdersService {
    * as `pending`. If the service refuses, or its answer lacks a checkout token, nothing is stored
    * and the error propagates.
    */
-  async create(input: CreateOrderInput): Promise<CreatedOrder> {
+  async create(input: CreateOrderInput, page: PageAddress = {}): Promise<CreatedOrder> {
     const id = randomUUID();
+    const framing = this.checkout.framingFor(page);
     const intent = await this.payments.paymentIntents.create({
       amount: input.amount,
       currency: input.currency,
       ...(input.captureMethod === undefined ? {} : { capture_method: input.captureMethod }),
-      metadata: { order_id: id },
-      ...this.checkout.intentParams(),
+      // The reference shows no currency field on an intent: the currency also rides in the metadata,
+      // where the simulator's form reads it to show the amount with its currency.
+      metadata: { order_id: id, currency: input.currency },
+      ...this.checkout.intentParams(framing),
     });
-    const checkout = this.checkout.forIntent(intent);
+    const checkout = this.checkout.forIntent(intent, framing);
     const order = this.orders.insert({ id, amount: input.amount, currency: input.currency, paymentIntentId: intent.id });
     this.logger.log(`order ${id} created with payment intent ${intent.id}`);
     return { order, checkout };

@@ -1,4 +1,4 @@
-import { BadGatewayException, Controller, Get, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { BadGatewayException, Controller, Get, Headers, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { PaymentsError, PaymentsService, type SetupIntent } from '../../lib/index.js';
 import { CheckoutSessionFactory, CheckoutTokenMissingError, type CheckoutSession } from '../checkout/checkout-session.factory.js';
@@ -29,13 +29,17 @@ export class PaymentMethodsController {
   ) {}
 
   @Post()
-  async create(): Promise<{ setup: PaymentMethodSetupView; checkout: CheckoutSession }> {
+  async create(
+    @Headers('origin') origin: string | undefined,
+    @Headers('host') host: string | undefined,
+  ): Promise<{ setup: PaymentMethodSetupView; checkout: CheckoutSession }> {
     const id = randomUUID();
+    const framing = this.checkout.framingFor({ origin, host });
     let intent: SetupIntent;
     let checkout: CheckoutSession;
     try {
-      intent = await this.payments.setupIntents.create({ metadata: { payment_method_setup_id: id }, ...this.checkout.intentParams() });
-      checkout = this.checkout.forIntent(intent);
+      intent = await this.payments.setupIntents.create({ metadata: { payment_method_setup_id: id }, ...this.checkout.intentParams(framing) });
+      checkout = this.checkout.forIntent(intent, framing);
     } catch (error) {
       if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not start saving a payment method');
       throw error;

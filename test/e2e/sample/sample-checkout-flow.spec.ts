@@ -41,7 +41,7 @@ describe('sample merchant app: checkout flow over HTTP', () => {
     expect(answer.status).toBe(201);
     expect(answer.text).not.toContain(apiKey());
     expect(Object.keys(answer.body).sort()).toEqual(['checkout', 'order']);
-    expect(Object.keys(answer.body['checkout']!).sort()).toEqual(['embedToken', 'embedTokenExpiresAt', 'formOrigin', 'formUrl']);
+    expect(Object.keys(answer.body['checkout']!).sort()).toEqual(['embedToken', 'embedTokenExpiresAt', 'formOrigin', 'formUrl', 'frameAncestors']);
     const order = await requestJson('GET', `${stack.url}/orders/${String(answer.body['order']!['id'])}`);
     expect(order.text).not.toContain(apiKey());
   });

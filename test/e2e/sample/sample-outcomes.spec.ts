@@ -25,15 +25,23 @@ describe('sample merchant app: what each payment outcome does to the order', () 
       return order.status === 'pending' ? undefined : order;
     }, `order ${orderId} to leave pending`);
 
-  it.each(['errored_authorization', 'errored_capture', 'errored_sale', 'cancelled'])('[L2] payment_intent.%s moves the order to failed', async (outcome) => {
+  it.each(['errored_authorization', 'errored_capture', 'errored_sale'])('[L2] payment_intent.%s moves the order to failed', async (outcome) => {
     const { order, checkout } = await createOrder(stack);
     await confirmInForm(checkout, outcome);
     const after = await settled(order.id);
     expect(after.status).toBe('failed');
   });
 
+  it('[L2] payment_intent.cancelled (the shopper cancelled) moves the order to cancelled, not failed', async () => {
+    const { order, checkout } = await createOrder(stack);
+    await confirmInForm(checkout, 'cancelled');
+    const after = await settled(order.id);
+    expect(after.status).toBe('cancelled');
+    expect(stack.app.get(OrdersRepository).findById(order.id)!.history.at(-1)!.cause).toMatch(/^payment_intent\.cancelled/);
+  });
+
   it.each(['requires_payment_method', 'requires_confirmation', 'requires_capture', 'requires_review'])(
-    'payment_intent.%s leaves the order pending with a note',
+    'payment_intent.%s leaves the order pending with the action it needs and a note',
     async (outcome) => {
       const { order, checkout } = await createOrder(stack);
       await confirmInForm(checkout, outcome);
@@ -42,7 +50,9 @@ describe('sample merchant app: what each payment outcome does to the order', () 
         return current.notes.some((n) => n.startsWith(`payment_intent.${outcome}`)) ? current : undefined;
       }, 'the note');
       await stack.simulator.waitForIdle();
-      expect((await getOrder(stack, order.id)).status).toBe('pending');
+      const after = await getOrder(stack, order.id);
+      expect(after.status).toBe('pending');
+      expect(after.action).toBe(outcome);
       expect(noted.notes.find((n) => n.startsWith(`payment_intent.${outcome}`))).toContain('more action is needed');
     },
   );

@@ -1,0 +1,55 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { PaymentDeliveryJournal, PaymentEventsQueue, type FailedPaymentEvent, type PaymentDeliveryJournalEntry, type PaymentDeliveryJournalTotals } from '../../lib/index.js';
+import type { Order } from '../orders/order.model.js';
+import { OrdersRepository } from '../orders/orders.repository.js';
+
+/** An order as the operator sees it. */
+export type AdminOrderView = Pick<Order, 'id' | 'amount' | 'currency' | 'status' | 'action' | 'createdAt' | 'updatedAt'>;
+
+/** Everything `/admin` shows, from the module's public API (journal, queue) and the shop's orders. */
+export interface AdminOverview {
+  processing: 'inline' | 'queue';
+  totals: PaymentDeliveryJournalTotals;
+  deliveries: PaymentDeliveryJournalEntry[];
+  /** Queue mode: events whose handlers failed on every attempt (replayable). */
+  failed: FailedPaymentEvent[];
+  failedCount: number;
+  orders: AdminOrderView[];
+}
+
+const ORDERS_SHOWN = 20;
+const DELIVERIES_SHOWN = 50;
+
+/** Builds the operator's overview; replays and cancels on the operator's behalf. */
+@Injectable()
+export class AdminOverviewService {
+  constructor(
+    private readonly journal: PaymentDeliveryJournal,
+    private readonly orders: OrdersRepository,
+    // Registered by the module only when queued processing may be on.
+    @Optional() private readonly queue?: PaymentEventsQueue,
+  ) {}
+
+  async overview(): Promise<AdminOverview> {
+    const queue = this.queue?.enabled ? this.queue : undefined;
+    const queued = queue !== undefined;
+    const [failed, failedCount] = queue ? await Promise.all([queue.failed(0, 49), queue.failedCount()]) : [[], 0];
+    return {
+      processing: queued ? 'queue' : 'inline',
+      totals: this.journal.totals(),
+      deliveries: this.journal.entries(DELIVERIES_SHOWN),
+      failed,
+      failedCount,
+      orders: this.orders
+        .list()
+        .slice(0, ORDERS_SHOWN)
+        .map((o) => ({ id: o.id, amount: o.amount, currency: o.currency, status: o.status, ...(o.action === undefined ? {} : { action: o.action }), createdAt: o.createdAt, updatedAt: o.updatedAt })),
+    };
+  }
+
+  /** Moves a failed event back to the queue (queue mode only). */
+  async replay(eventId: string): Promise<boolean> {
+    if (!this.queue?.enabled) return false;
+    return this.queue.replay(eventId.toLowerCase());
+  }
+}
