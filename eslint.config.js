@@ -52,6 +52,8 @@ export default tseslint.config(
       ],
       // Nest modules and DI markers are empty classes by design (`@Module({...}) class AppModule {}`).
       '@typescript-eslint/no-extraneous-class': 'off',
+      // `interface PaymentEventTypeMap extends Derived {}` keeps a derived type open to declaration merging.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       // Refusing control characters (in keys, header values, paths) is what those patterns are for.
       'no-control-regex': 'off',

@@ -23,6 +23,8 @@ import { errorBody, sendJson, SimulatorHttpError } from './simulator-http.util.j
 import { matchSimulatorRoute, simulatorRoutes, type SimulatorRoute } from './simulator-routes.js';
 import { SimulatorState, type IntentKind, type IntentRecord, type SimulatedEvent, type SimulatedIntent, type SimulatedWebhookEndpoint } from './simulator-state.js';
 import { WebhookDeliveryEngine } from './webhook-delivery.engine.js';
+import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { SIMULATOR_ARGUMENT_MESSAGES, SIMULATOR_MESSAGES } from './payments-simulator.messages.js';
 
 export type { SimulatedEvent, SimulatedIntent, SimulatedWebhookEndpoint } from './simulator-state.js';
 
@@ -94,7 +96,7 @@ export class PaymentsSimulator {
 
   /** Starts listening (on `port`, or a free one) and resolves with the base URL, e.g. `http://127.0.0.1:41234`. */
   async start(port = 0): Promise<string> {
-    if (this.#server !== undefined) throw new Error('PaymentsSimulator is already started');
+    if (this.#server !== undefined) throw new PaymentsError(SIMULATOR_MESSAGES.alreadyStarted);
     const server = http.createServer((req, res) => void this.#handle(req, res));
     this.#server = server;
     await new Promise<void>((resolve, reject) => {
@@ -123,7 +125,7 @@ export class PaymentsSimulator {
 
   /** Base URL of the running simulator. */
   get baseUrl(): string {
-    if (this.#baseUrl === undefined) throw new Error('PaymentsSimulator is not started: call `await sim.start()` first');
+    if (this.#baseUrl === undefined) throw new PaymentsError(SIMULATOR_MESSAGES.notStarted);
     return this.#baseUrl;
   }
 
@@ -151,7 +153,9 @@ export class PaymentsSimulator {
     let intent: IntentRecord;
     if (intentId !== undefined) {
       const found = this.#state.intents.get(intentId);
-      if (found === undefined || found.kind !== kind) throw new Error(`PaymentsSimulator.emit: no ${kind} with id ${intentId}`);
+      if (found === undefined || found.kind !== kind) {
+        throw new PaymentsInvalidArgumentError('PaymentsSimulator.emit', 'intentId', SIMULATOR_ARGUMENT_MESSAGES.noSuchIntent(kind));
+      }
       intent = found;
     } else {
       const charge = type.startsWith('charge.');

@@ -1,3 +1,5 @@
+import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { SIMULATOR_ARGUMENT_MESSAGES } from './payments-simulator.messages.js';
 /** `rateLimit` modes: the next N API requests, or a steady fraction of them, answer 429. */
 export type RateLimitRule =
   | { next: number; retryAfterSeconds?: number }
@@ -30,12 +32,12 @@ export class SimulatorControls {
       return this;
     }
     const retryAfter = rule.retryAfterSeconds ?? 1;
-    if (!Number.isInteger(retryAfter) || retryAfter < 0) throw new RangeError('retryAfterSeconds must be an integer >= 0');
+    if (!Number.isInteger(retryAfter) || retryAfter < 0) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'retryAfterSeconds', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger);
     if ('next' in rule) {
-      if (!Number.isInteger(rule.next) || rule.next < 0) throw new RangeError('next must be an integer >= 0');
+      if (!Number.isInteger(rule.next) || rule.next < 0) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'next', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger);
       this.#rate = { kind: 'next', left: rule.next, retryAfter };
     } else {
-      if (!(rule.ratio >= 0 && rule.ratio <= 1)) throw new RangeError('ratio must be between 0 and 1');
+      if (!(rule.ratio >= 0 && rule.ratio <= 1)) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'ratio', SIMULATOR_ARGUMENT_MESSAGES.ratio);
       this.#rate = { kind: 'ratio', ratio: rule.ratio, seen: 0, retryAfter };
     }
     return this;
@@ -43,14 +45,14 @@ export class SimulatorControls {
 
   /** Sends every delivery `copies` times (each copy its own WebhookRequest, same event id), at once or one after the other. */
   duplicateDeliveries(copies: number, mode: 'concurrent' | 'sequential' = 'concurrent'): this {
-    if (!Number.isInteger(copies) || copies < 1) throw new RangeError('copies must be an integer >= 1');
+    if (!Number.isInteger(copies) || copies < 1) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.duplicateDeliveries', 'copies', SIMULATOR_ARGUMENT_MESSAGES.positiveInteger);
     this.#duplicates = { copies, mode };
     return this;
   }
 
   /** Waits `ms` before the first attempt of every new delivery. */
   delayDeliveries(ms: number): this {
-    if (!(ms >= 0)) throw new RangeError('ms must be >= 0');
+    if (!(ms >= 0)) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.delayDeliveries', 'ms', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeMs);
     this.#delayMs = ms;
     return this;
   }

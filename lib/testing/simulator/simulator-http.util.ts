@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PaymentsError } from '../../errors/payments.errors.js';
 
 /** An answer the simulator sends: status, JSON body, extra headers. */
-export class SimulatorHttpError extends Error {
+export class SimulatorHttpError extends PaymentsError {
   constructor(
     readonly status: number,
     readonly code: string,

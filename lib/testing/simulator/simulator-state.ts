@@ -5,6 +5,8 @@ import type { PaymentEvent, PaymentEventType } from '../../webhooks/payment-even
 import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
 import { SimulatorHttpError } from './simulator-http.util.js';
 import type { DeliveryTarget } from './webhook-delivery.engine.js';
+import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { SIMULATOR_ARGUMENT_MESSAGES, SIMULATOR_MESSAGES } from './payments-simulator.messages.js';
 
 /** The two kinds of intent the simulator keeps. */
 export type IntentKind = 'payment_intent' | 'setup_intent';
@@ -86,11 +88,11 @@ export class SimulatorState {
   accountFor(apiKey: string | undefined): string {
     if (apiKey !== undefined) {
       const entry = this.keys.get(apiKey);
-      if (entry === undefined) throw new Error('PaymentsSimulator: unknown apiKey');
+      if (entry === undefined) throw new PaymentsInvalidArgumentError('PaymentsSimulator', 'apiKey', SIMULATOR_ARGUMENT_MESSAGES.unknownApiKey);
       return entry.account;
     }
     const first = this.keys.values().next();
-    if (first.done === true) throw new Error('PaymentsSimulator: no API key registered; pass `apiKeys` or call addApiKey()');
+    if (first.done === true) throw new PaymentsError(SIMULATOR_MESSAGES.noApiKey);
     return first.value.account;
   }
 

@@ -3,6 +3,8 @@ import * as http from 'node:http';
 import * as https from 'node:https';
 import type { DeliveryOrder, SimulatorControls } from './simulator-controls.js';
 import type { SimulatedWebhookAttempt, SimulatedWebhookRequest } from './payments-simulator.options.js';
+import { PaymentsError } from '../../errors/payments.errors.js';
+import { SIMULATOR_MESSAGES, stillPendingMessage } from './payments-simulator.messages.js';
 
 /** The endpoint a delivery goes to. */
 export interface DeliveryTarget {
@@ -141,7 +143,7 @@ export class WebhookDeliveryEngine {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#idleWaiters = this.#idleWaiters.filter((w) => w !== waiter);
-        reject(new Error(`PaymentsSimulator: deliveries still pending after ${timeoutMs} ms (${this.#pendingSummary()})`));
+        reject(new PaymentsError(stillPendingMessage(timeoutMs, this.#pendingSummary())));
       }, timeoutMs);
       const waiter = {
         resolve: () => {
@@ -166,7 +168,7 @@ export class WebhookDeliveryEngine {
     this.#inflight.clear();
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
-    for (const waiter of waiters) waiter.reject(new Error('PaymentsSimulator stopped while deliveries were pending'));
+    for (const waiter of waiters) waiter.reject(new PaymentsError(SIMULATOR_MESSAGES.stoppedWhilePending));
   }
 
   #create(item: DeliveryBatchItem, target: DeliveryTarget, body: string): RequestState {
