@@ -1,18 +1,10 @@
+import { PAYMENT_INTENT_STATES, SETUP_INTENT_STATES } from '../../client/payments-intent.states.js';
 import type { RenderTokenClaims } from './render-token.codec.js';
 
-/** Outcomes a confirm may choose, per intent kind (the states the reference signals). */
-export const PAYMENT_OUTCOMES = [
-  'succeeded',
-  'cancelled',
-  'errored_authorization',
-  'errored_capture',
-  'errored_sale',
-  'requires_payment_method',
-  'requires_confirmation',
-  'requires_capture',
-  'requires_review',
-] as const;
-export const SETUP_OUTCOMES = ['succeeded', 'failed', 'errored', 'cancelled'] as const;
+/** Outcomes a confirm may choose for a payment intent: its documented states. */
+export const PAYMENT_OUTCOMES = PAYMENT_INTENT_STATES;
+/** Outcomes a confirm may choose for a setup intent: its documented states. */
+export const SETUP_OUTCOMES = SETUP_INTENT_STATES;
 
 /** Escapes JSON for a `<script type="application/json">` block. */
 function scriptJson(value: unknown): string {
@@ -81,7 +73,8 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:
 h1{font-size:18px;margin:0 0 2px}
 #amount{margin:0 0 12px;color:#656d76}
 label{display:block;font-size:12px;color:#656d76;margin:8px 0 4px}
-.field{border:1px solid #d0d7de;border-radius:6px;padding:8px 10px;background:#f6f8fa;font-family:ui-monospace,monospace;color:#57606a}
+.field{display:block;box-sizing:border-box;width:100%;border:1px solid #d0d7de;border-radius:6px;padding:8px 10px;background:#f6f8fa;font:14px ui-monospace,monospace;color:#57606a}
+.hint{font-size:11px;color:#8c959f;margin-top:4px}
 .row{display:flex;gap:8px}.row>div{flex:1}
 .actions{display:flex;gap:8px;margin-top:14px;align-items:center}
 button{font:inherit;padding:9px 16px;border-radius:6px;border:1px solid #1f6feb;background:#1f6feb;color:#fff;cursor:pointer}
@@ -99,7 +92,8 @@ body[data-result="action"] #status{color:#7d4e00}
 <div class="top"><span class="badge" id="test-mode">Test mode &middot; simulator</span><span class="brand">No real money moves</span></div>
 <h1 id="title">${html(title)}</h1>
 <p id="amount" data-amount="${amount}" data-currency="${typeof currency === 'string' ? html(currency) : ''}">${payment ? html(money) : 'Your card is kept for your next purchases.'}</p>
-<label>Card number</label><div class="field" id="card-number">4242 4242 4242 4242</div>
+<label for="card-number">Card number</label><input class="field" id="card-number" inputmode="numeric" autocomplete="off" value="4242 4242 4242 4242">
+<div class="hint">Test cards: 4242&nbsp;4242&nbsp;4242&nbsp;4242 is accepted, 4000&nbsp;0000&nbsp;0000&nbsp;0002 is declined${payment ? ', 4000&nbsp;0000&nbsp;0000&nbsp;3220 needs an extra step' : ''}.</div>
 <div class="row"><div><label>Expiry</label><div class="field">12 / 34</div></div><div><label>CVC</label><div class="field">123</div></div></div>
 <div class="actions">
 <button id="pay" data-outcome="succeeded" disabled>${html(payment ? `Pay ${money}` : 'Save card')}</button>
@@ -182,8 +176,16 @@ body[data-result="action"] #status{color:#7d4e00}
       enable(true);
     });
   }
+  // The simulator's test cards pick the outcome of Pay, as a sandbox's test card numbers do.
+  var CARDS = payment
+    ? { '4000000000000002': 'errored_authorization', '4000000000003220': 'requires_capture' }
+    : { '4000000000000002': 'failed' };
   document.querySelectorAll('button[data-outcome]').forEach(function (b) {
-    b.addEventListener('click', function () { confirm(b.getAttribute('data-outcome')); });
+    b.addEventListener('click', function () {
+      var outcome = b.getAttribute('data-outcome');
+      if (b.id === 'pay') outcome = CARDS[document.getElementById('card-number').value.replace(/\\D/g, '')] || outcome;
+      confirm(outcome);
+    });
   });
   document.getElementById('submit').addEventListener('click', function () {
     confirm(document.getElementById('outcome').value);
