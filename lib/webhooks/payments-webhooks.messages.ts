@@ -33,6 +33,8 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   optionsNotLast: 'must be event names or wildcards, with the options object last',
   noEventName: 'must name at least one event name or wildcard',
   notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
+  badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { name: 'eu' }",
+  twoInstanceNames: 'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
 } as const;
 
 /**

@@ -105,3 +105,26 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
 }
 
 const ignore = (): void => undefined;
+
+/**
+ * Fastify only (the module applies it to POST {webhooks.path} when the adapter is Fastify): Fastify
+ * reads the body itself, and a client that disconnects mid-body makes it hand Node's `aborted` error
+ * to Nest's exception handler, which would log it at error level with a stack. Runs before body
+ * parsing and marks that error as what it is, a client-side 400 (`expose: false`), so that Nest
+ * answers it without an error line; the going-away itself is logged at debug.
+ */
+@Injectable()
+export class WebhookClientGoneMiddleware implements NestMiddleware<IncomingMessage, ServerResponse> {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+
+  use(req: IncomingMessage, _res: ServerResponse, next: (error?: unknown) => void): void {
+    const onError = (error: Error & { code?: unknown }): void => {
+      if (req.complete) return;
+      this.logger.debug(`Delivery ended by the client before its body (${error.message})`);
+      Object.assign(error, { status: 400, statusCode: 400, expose: false });
+    };
+    req.once('error', onError);
+    req.once('end', () => req.off('error', onError));
+    next();
+  }
+}
