@@ -98,6 +98,7 @@ describe('PaymentsHealthIndicator against a Redis that goes away and comes back'
       { timeoutMs: 15_000, what: 'the health check to see Redis down' },
     );
     expect(down.body).toMatchObject({ status: 'error', error: { payments: { status: 'down', store: { status: 'down' }, queue: { status: 'down' } } } });
+    if (process.env.PRINT_HEALTH) process.stdout.write(`${JSON.stringify(down.body)}\n`);
     // Only reason codes: no address, port or message text.
     expect(JSON.stringify(down.body)).not.toContain(String(redis.port));
 

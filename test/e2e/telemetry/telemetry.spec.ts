@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
@@ -6,7 +7,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { PaymentsModule, PaymentsService, PaymentsTelemetry, type PaymentEvent } from '../../../lib/index.js';
 import { createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 import { LeakAudit } from '../../chaos/support/leak-audit.js';
-import { OtelTestSdk, childrenOf, exportedTexts, instrumentHttpServer, only, renderTraceTree } from '../../fixtures/telemetry/otel-sdk.fixture.js';
+import { OtelTestSdk, childrenOf, exportedTexts, instrumentHttpServer, only, renderTraceTree, toWaterfall } from '../../fixtures/telemetry/otel-sdk.fixture.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { startIntentsServer, type IntentsServer } from '../../fixtures/webhooks/intents-server.fixture.js';
 import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES, PaymentAuditHandler } from '../../fixtures/webhooks/payment-handlers.fixture.js';
@@ -339,6 +340,8 @@ describe('rendered trace tree (docs/observability.md)', () => {
       const delivery = only(sdk.spans(), isDelivery, 'delivery');
       const tree = renderTraceTree(traceOf(sdk.spans(), delivery));
       if (process.env.PRINT_TRACE_TREE) process.stdout.write(`${tree}\n`);
+      // For docs/observability-trace.png (test/fixtures/telemetry/trace-screenshot.mjs renders it).
+      if (process.env.TRACE_JSON_OUT) writeFileSync(process.env.TRACE_JSON_OUT, JSON.stringify(toWaterfall(traceOf(sdk.spans(), delivery))));
       // Each line up to its kind: indentation is depth, handlers in start order.
       const shape = tree.split('\n').map((line) => line.replace(/\] .*$/, ']'));
       expect([...shape].sort()).toEqual(
