@@ -58,9 +58,50 @@ export function assertMethod(method: unknown, where: string): PaymentsHttpMethod
   return method as PaymentsHttpMethod;
 }
 
+/** Percent-decoding rounds applied to a segment: a server or proxy may decode more than once. */
+const DECODE_ROUNDS = 3;
+
+/**
+ * A `request()` path segment as a lenient server might read it: percent-decoded as often as it
+ * still changes (up to DECODE_ROUNDS), then NFKC-normalised (full-width U+FF0E, one-dot-leader
+ * U+2024 and small full stop U+FE52 become '.', full-width solidi become '/' and '\\'). Throws on a
+ * '%' that is not a valid escape.
+ */
+function readAsServerMight(segment: string): string {
+  let current = segment;
+  for (let round = 0; round < DECODE_ROUNDS && current.includes('%'); round += 1) {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(current);
+    } catch (error) {
+      // The path as given must be valid; a later round's stray '%' is a literal one (e.g. '100%25').
+      if (round === 0) throw error;
+      break;
+    }
+    if (decoded === current) break;
+    current = decoded;
+  }
+  if (current.includes('%') && /%[0-9a-f]{2}/i.test(current)) {
+    // Still encoded after the rounds: nobody legitimate nests escapes this deep.
+    throw new URIError('nested percent-escapes');
+  }
+  return current.normalize('NFKC');
+}
+
+/**
+ * Whether a server could take `segment` for '.' or '..': Tomcat and Jetty drop a ';' parameter
+ * ('..;x' is '..'), Windows servers strip trailing dots and spaces ('... ' is '..'), some read the
+ * ideographic full stop U+3002 as a dot. Any segment made of dots only is refused: no API path has one.
+ */
+function isDotSegment(segment: string): boolean {
+  const withoutParameter = segment.split(';', 1)[0]!;
+  const asDots = withoutParameter.replace(/\u3002/g, '.').trim();
+  return /^[.\s]+$/.test(asDots) && asDots.includes('.');
+}
+
 /**
  * Returns `path` when it is a path relative to the base URL (one leading `/`, no scheme, no `//`,
- * no `.` or `..` segment, even percent-encoded, no `?`, `#` or `\`). Anything else could point the
+ * no `.` or `..` segment in any spelling a server could read as one, no `?`, `#` or `\`). Anything else could point the
  * request, and the API key with it, at another host or outside the base path.
  */
 export function assertRelativePath(path: unknown, where: string): string {
@@ -79,15 +120,15 @@ export function assertRelativePath(path: unknown, where: string): string {
   if (!PATH_CHARS_RE.test(path)) {
     return refuse("may only contain URL path characters (no '?', '#', '\\', spaces or control characters; pass query parameters in `query`)");
   }
-  let decodedSegments: string[];
-  try {
-    decodedSegments = path.split('/').map((segment) => decodeURIComponent(segment));
-  } catch {
-    return refuse("contains a '%' that is not a valid percent-escape");
-  }
-  for (const segment of decodedSegments) {
-    if (segment === '.' || segment === '..') {
-      return refuse("must not contain '.' or '..' segments");
+  for (const raw of path.split('/')) {
+    let segment: string;
+    try {
+      segment = readAsServerMight(raw);
+    } catch {
+      return refuse("contains a '%' that is not a valid percent-escape");
+    }
+    if (isDotSegment(segment)) {
+      return refuse("must not contain a '.' or '..' segment, in any spelling a server could read as one (percent-encoded, full-width or one-dot-leader dots, a ';' parameter, trailing dots or spaces)");
     }
     if (segment.includes('/') || segment.includes('\\') || CONTROL_RE.test(segment)) {
       return refuse("must not contain an encoded '/', '\\' or control character");
