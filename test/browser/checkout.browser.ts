@@ -10,7 +10,7 @@ import { launchChromium, screenshotPath, STATE_NAMES, UUID, visibleText } from '
  * iframe (another origin), sees "processing", and then the order as the verified webhook moved it.
  * One message per outcome (paid, failed, cancelled, needs action), no ids or state names in view,
  * the page opened at 127.0.0.1, and the message naming the fix when the form cannot load.
- * Saves docs/checkout-paid.png and docs/checkout-failed.png with UPDATE_SCREENSHOTS=1.
+ * Saves docs/checkout-form.png, docs/checkout-paid.png and docs/checkout-failed.png with UPDATE_SCREENSHOTS=1.
  */
 const DECLINED_CARD = '4000 0000 0000 0002';
 const ACTION_CARD = '4000 0000 0000 3220';
@@ -40,7 +40,7 @@ describe('sample checkout page in a browser', () => {
   beforeAll(async () => {
     stack = await startSampleStack();
     browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 900, height: 760 } });
+    context = await browser.newContext({ viewport: { width: 900, height: 480 } });
     page = await context.newPage();
     page.on('console', (message) => {
       if (message.type() === 'error') consoleErrors.push(message.text());
@@ -79,6 +79,10 @@ describe('sample checkout page in a browser', () => {
     await expect(form.locator('#test-mode').isVisible()).resolves.toBe(true);
     // The developer's outcome chooser is not in the shopper's view.
     await expect(form.locator('#outcome').isVisible()).resolves.toBe(false);
+
+    await page.locator('#order-section[data-stage="token-sent"]').waitFor();
+    await form.locator('#pay:enabled').waitFor();
+    await page.screenshot({ path: screenshotPath('checkout-form.png'), fullPage: true });
 
     // Hold the service's deliveries: the page must wait for the webhook, not trust the form.
     stack.simulator.controls.hold();
