@@ -1,7 +1,7 @@
 import type { InjectionToken, Provider } from '@nestjs/common';
 import { isDefaultPaymentsInstance } from '../core/payments.instance.js';
 import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
-import { getPaymentsServiceToken } from './payments-client.tokens.js';
+import { getPaymentsServiceToken, PAYMENTS_CLIENT } from './payments-client.tokens.js';
 import { PaymentsService } from './payments.service.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 
@@ -24,13 +24,13 @@ export function createPaymentsClientPart(
 ): PaymentsModulePart {
   const providers: Provider[] = [
     {
-      provide: PaymentsService,
+      provide: PAYMENTS_CLIENT,
       // The telemetry (spans and metrics of each call) comes first; `resolve` gets the rest.
       useFactory: (telemetry: PaymentsTelemetry, ...dependencies: never[]) => new PaymentsService(resolve(...dependencies), telemetry),
       inject: [PaymentsTelemetry, ...inject],
     },
   ];
-  if (isDefaultPaymentsInstance(name)) return { providers, exports: [PaymentsService] };
-  const token = getPaymentsServiceToken(name);
-  return { providers: [...providers, { provide: token, useExisting: PaymentsService }], exports: [token] };
+  // The unnamed instance alone provides the class token: `app.get(PaymentsService)` is never another account's client.
+  const token = isDefaultPaymentsInstance(name) ? PaymentsService : getPaymentsServiceToken(name);
+  return { providers: [...providers, { provide: token, useExisting: PAYMENTS_CLIENT }], exports: [token] };
 }

@@ -3,6 +3,13 @@ import { getPaymentsInstanceToken } from '../core/payments.instance.js';
 import { PaymentsService } from './payments.service.js';
 
 /**
+ * Token of the client inside one module instance (the receiver's dispatcher injects it). Every
+ * instance provides its own and exports it under `getPaymentsServiceToken(name)`, so `PaymentsService`
+ * (the class) names only the unnamed instance's client, even for `app.get(PaymentsService)`.
+ */
+export const PAYMENTS_CLIENT = Symbol('PAYMENTS_CLIENT');
+
+/**
  * The injection token of the client of one module instance: the `PaymentsService` class itself for
  * the unnamed instance, a string for a named one (`PaymentsModule.forRoot({ name: 'eu', ... })`).
  *

@@ -21,4 +21,6 @@ export { PAYMENTS_WEBHOOKS_LOGGER, type WebhookRejectionReason } from './payment
 export * from './verifiers/index.js';
 export * from './stores/index.js';
 export * from './queue/index.js';
+export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
 export * from './journal/index.js';
+export * from './transactional/index.js';

@@ -16,6 +16,12 @@ export interface OnPaymentEventOptions {
    * out when the module makes every handler transactional.
    */
   transactional?: boolean;
+  /**
+   * The module instance whose deliveries this handler receives (`PaymentsModule.forRoot({ name })`).
+   * Default: the unnamed instance only. It applies to the whole method: every `@OnPaymentEvent` on
+   * one method must name the same instance (declare one method per instance otherwise).
+   */
+  name?: string;
 }
 
 /** The decorator `@OnPaymentEvent` returns, typed by the event names it subscribes to. */
@@ -40,6 +46,9 @@ export type OnPaymentEventDecorator<T extends PaymentEventPattern> = <M extends 
  * \@OnPaymentEvent('payment_intent.succeeded', 'charge.succeeded')
  * async paid(event: PaymentEvent<'payment_intent.succeeded' | 'charge.succeeded'>, ctx: PaymentEventContext) {}
  *
+ * \@OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+ * async paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>) {} // deliveries of the instance 'eu' only
+ *
  * \@OnPaymentEvent('payment_intent.succeeded', { transactional: true })
  * async fulfil(event: PaymentEvent<'payment_intent.succeeded'>) {} // writes commit with the completion record
  */
@@ -51,6 +60,9 @@ export function OnPaymentEvent<
   const options = typeof last === 'object' && last !== null ? (args.pop() as OnPaymentEventOptions) : undefined;
   if (args.some((arg) => typeof arg !== 'string')) {
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.optionsNotLast);
+  }
+  if (options?.name !== undefined && (typeof options.name !== 'string' || options.name === '')) {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.badInstanceName);
   }
   const types = args as PaymentEventPattern[];
   if (types.length === 0) throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.noEventName);
@@ -67,6 +79,9 @@ export function OnPaymentEvent<
     Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_METADATA, merged, method);
     if (options !== undefined) {
       const previousOptions = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined;
+      if (options.name !== undefined && previousOptions?.name !== undefined && previousOptions.name !== options.name) {
+        throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.twoInstanceNames);
+      }
       Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, Object.freeze({ ...options, ...previousOptions }), method);
     }
   };

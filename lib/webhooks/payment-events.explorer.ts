@@ -1,5 +1,7 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DEFAULT_PAYMENTS_INSTANCE } from '../core/payments.defaults.js';
+import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../core/payments.instance.js';
 import { PAYMENTS_WEBHOOKS_PATH } from './payments-webhooks.constants.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
@@ -13,7 +15,8 @@ type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
  * `PaymentEventsRegistry`. Wrappers without an instance and aliases are skipped; the class is read
  * from the instance, so `useValue` and `useFactory` providers are found. Request-scoped and transient
  * providers cannot receive events (there is no request to resolve them in), so they are skipped with a
- * warning.
+ * warning. Each module instance has its own explorer, which registers only the handlers bound to its
+ * name (`@OnPaymentEvent(type, { name })`; no name: the unnamed instance).
  */
 @Injectable()
 export class PaymentEventsExplorer implements OnModuleInit {
@@ -26,6 +29,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
     private readonly accessor: PaymentEventsMetadataAccessor,
     private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
+    @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
   ) {
     // Every instance exists before any lifecycle hook runs, so a hook that reads the registry early
     // (e.g. a queue worker starting) can trigger discovery itself.
@@ -68,11 +72,13 @@ export class PaymentEventsExplorer implements OnModuleInit {
       const method = (instance as Record<string, unknown>)[methodName];
       const patterns = this.accessor.getEventPatterns(method);
       if (!patterns) continue;
+      const options = this.accessor.getHandlerOptions(method);
+      if (!this.listensHere(options.name)) continue;
       const id = `${className}.${methodName}`;
       const registered = this.registry.register({
         id,
         patterns,
-        options: this.accessor.getHandlerOptions(method),
+        options,
         invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
           (method as (event: PaymentEvent, ctx: PaymentEventContext) => unknown).call(instance, event, ctx),
       });
@@ -100,16 +106,22 @@ export class PaymentEventsExplorer implements OnModuleInit {
     }
   }
 
+  /** Whether a handler bound to `name` (undefined: the unnamed instance) listens to this instance. */
+  private listensHere(name: string | undefined): boolean {
+    return isDefaultPaymentsInstance(name) ? isDefaultPaymentsInstance(this.instanceName) : name === this.instanceName;
+  }
+
   private logRoutes(): void {
     const handlers = this.registry.handlers();
     if (this.webhooksPath === false) {
       if (handlers.length > 0) this.logger.log(`No webhook route registered; ${handlers.length} handler(s) known (queued processing or another instance receives)`);
       return;
     }
-    this.logger.log(`Receiving webhooks at POST /${this.webhooksPath}`);
+    const instance = isDefaultPaymentsInstance(this.instanceName) ? '' : ` (instance '${this.instanceName}')`;
+    this.logger.log(`Receiving webhooks at POST /${this.webhooksPath}${instance}`);
     const types = this.registry.handledEventTypes();
     if (types.length === 0) {
-      this.logger.warn('No @OnPaymentEvent handler found: every verified event will be acknowledged and ignored');
+      this.logger.warn(`No @OnPaymentEvent handler found${instance}: every verified event will be acknowledged and ignored`);
       return;
     }
     for (const type of types) {

@@ -53,3 +53,6 @@ export const STORE_ARGUMENT_MESSAGES = {
 /** A store answered something its protocol does not allow (a bug or a foreign script on the same keys). */
 export const unexpectedStoreReplyMessage = (store: string, operation: string): string =>
   `${store}: unexpected ${operation} reply`;
+
+/** A ROLLBACK that itself failed: the connection is discarded rather than returned to the pool. */
+export const ROLLBACK_FAILED_MESSAGE = 'ROLLBACK failed';

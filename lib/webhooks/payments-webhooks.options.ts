@@ -17,6 +17,13 @@ export interface PaymentsWebhooksOptions {
   store?: IdempotencyStore;
   /** Opt-in observer of verified deliveries and handler runs, e.g. a `PaymentDeliveryJournal` for an operator page. Default none. */
   deliveryListener?: PaymentDeliveryListener;
+  /**
+   * One compact `log`-level line per verified delivery (event id, type, outcome, handlers, duration).
+   * Default false: a delivery that goes well prints nothing, whatever the app's log levels (Nest's
+   * default logger enables debug); failures, busy events, duplicates and refusals are logged either way.
+   * See docs/logging.md.
+   */
+  logDeliveries?: boolean;
   /** Lease of a claim while a handler runs, in seconds. Default 300. */
   claimTtlSeconds?: number;
   /** How long a completed (event, handler) is remembered, in seconds. Default `DEFAULT_RETENTION_SECONDS` (3 days). */
@@ -41,11 +48,17 @@ export interface PaymentsWebhooksOptions {
 
 /** The receiver options after validation, with every default filled in. Frozen with the rest. */
 export interface ResolvedWebhooksOptions {
+  /**
+   * Prefix of this instance's keys in the idempotency store: '' for the unnamed instance (keys as
+   * before), '<name>:' for a named one, so instances sharing one store never share a claim.
+   */
+  storeKeyPrefix: string;
   path: string;
   verifier: WebhookVerifier;
   endpointIds: ReadonlySet<string> | undefined;
   store: IdempotencyStore | undefined;
   deliveryListener: PaymentDeliveryListener | undefined;
+  logDeliveries: boolean;
   claimTtlSeconds: number;
   retentionSeconds: number;
   maxBodyBytes: number;

@@ -1,4 +1,5 @@
 import { DEFAULT_PAYMENTS_INSTANCE, DEFAULT_RETENTION_SECONDS, DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
+import { paymentsInstanceKeyPrefix } from '../core/payments.instance.js';
 import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
@@ -66,6 +67,9 @@ export function validateWebhooksOptions(
   ) {
     fail('webhooks.deliveryListener', 'must implement PaymentDeliveryListener (onDelivery and/or onDispatch)', 'pass `new PaymentDeliveryJournal()` or omit it');
   }
+  if (raw.logDeliveries !== undefined && typeof raw.logDeliveries !== 'boolean') {
+    fail('webhooks.logDeliveries', `must be a boolean, got ${kind(raw.logDeliveries)}`, 'pass true for one line per delivery, or omit it (false)');
+  }
   if (raw.requireHttps !== undefined && typeof raw.requireHttps !== 'boolean') {
     fail('webhooks.requireHttps', `must be a boolean, got ${kind(raw.requireHttps)}`, 'pass true or false, or omit it (true in production)');
   }
@@ -74,11 +78,13 @@ export function validateWebhooksOptions(
     raw.processing === undefined || raw.processing === 'inline' ? 'inline' : validateProcessingQueue(raw.processing, instance);
 
   return {
+    storeKeyPrefix: paymentsInstanceKeyPrefix(instance),
     path,
     verifier: verifier as unknown as ResolvedWebhooksOptions['verifier'],
     endpointIds,
     store: store as ResolvedWebhooksOptions['store'],
     deliveryListener: deliveryListener as ResolvedWebhooksOptions['deliveryListener'],
+    logDeliveries: raw.logDeliveries === true,
     claimTtlSeconds: limit(raw.claimTtlSeconds, 'webhooks.claimTtlSeconds', 300, { min: 1 }),
     retentionSeconds: limit(raw.retentionSeconds, 'webhooks.retentionSeconds', DEFAULT_RETENTION_SECONDS, { min: 1 }),
     maxBodyBytes: limit(raw.maxBodyBytes, 'webhooks.maxBodyBytes', 1_048_576, { min: 1 }),

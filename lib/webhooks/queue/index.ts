@@ -2,3 +2,4 @@ export * from './payment-event-job.interface.js';
 export * from './payment-event-job.error.js';
 export * from './payment-events.queue.js';
 export * from './payment-events-queue.processor.js';
+export { getPaymentEventsQueueToken, InjectPaymentEventsQueue } from './payments-queue.providers.js';
