@@ -1,0 +1,197 @@
+import 'reflect-metadata';
+import { inspect } from 'node:util';
+import { afterEach, describe, expect, it } from '@jest/globals';
+import type { DynamicModule, InjectionToken } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import {
+  getPaymentEventsQueueToken,
+  getPaymentEventsRegistryToken,
+  getPaymentsServiceToken,
+  OnPaymentEvent,
+  PaymentEventsQueue,
+  PaymentEventsRegistry,
+  PaymentsConfigurationError,
+  PaymentsInvalidArgumentError,
+  PaymentsModule,
+  PaymentsService,
+  standardWebhooksVerifier,
+  type PaymentsModuleOptions,
+} from '../../../lib/index.js';
+import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
+
+const SECRET = `whsec_${Buffer.from('named-instances-secret-32-bytes!').toString('base64')}`;
+const verifier = standardWebhooksVerifier({ secrets: SECRET });
+
+const options = (apiKey: string, webhooks: PaymentsModuleOptions['webhooks'] = false): PaymentsModuleOptions => ({
+  apiKey,
+  environment: 'sandbox',
+  baseUrl: 'https://sandbox.payments.test',
+  webhooks,
+});
+
+describe('named instances: boot', () => {
+  const opened: TestingModule[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((moduleRef) => moduleRef.close()));
+  });
+
+  /** Compiles and initialises (the duplicate checks run in onModuleInit, as in app.init / app.listen). */
+  const boot = async (imports: DynamicModule[]): Promise<TestingModule> => {
+    const moduleRef = await Test.createTestingModule({ imports }).compile();
+    opened.push(moduleRef);
+    await moduleRef.init();
+    return moduleRef;
+  };
+
+  const bootError = async (imports: DynamicModule[]): Promise<PaymentsConfigurationError> => {
+    const error = await boot(imports).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(PaymentsConfigurationError);
+    return error as PaymentsConfigurationError;
+  };
+
+  it('refuses two unnamed instances, naming `name` and the fix', async () => {
+    const error = await bootError([PaymentsModule.forRoot(options('sk_test_a')), PaymentsModule.forRoot(options('sk_test_b'))]);
+    expect(error.option).toBe('name');
+    expect(error.message).toContain("PaymentsModule.forRoot({ name: 'eu', ... })");
+  });
+
+  it('refuses two instances with the same name, one of them async', async () => {
+    const error = await bootError([
+      PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a') }),
+      PaymentsModule.forRootAsync({ name: 'eu', webhooksPath: false, useFactory: () => options('sk_test_b') }),
+    ]);
+    expect(error.option).toBe('name');
+    expect(error.message).toContain("'eu' is given to two PaymentsModule instances");
+  });
+
+  it('refuses two instances on one route, naming webhooks.path and suggesting one route per instance', async () => {
+    const error = await bootError([
+      PaymentsModule.forRoot(options('sk_test_a', { verifier })),
+      PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_b', { verifier }) }),
+    ]);
+    expect(error.option).toBe('webhooks.path');
+    expect(error.message).toContain("'payments/webhooks' is the route of two instances");
+    expect(error.message).toContain('payments/webhooks/');
+  });
+
+  it('refuses two instances on one queue name', async () => {
+    const queue = { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, name: 'shared-queue', worker: false };
+    const error = await bootError([
+      PaymentsModule.forRoot(options('sk_test_a', { verifier, processing: { queue } })),
+      PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_b', { verifier, path: 'payments/eu', processing: { queue } }) }),
+    ]);
+    expect(error.option).toBe('webhooks.processing.queue.name');
+  });
+
+  it.each([['has space'], [''], ['-leading'], ['a:b']])('refuses the instance name %p when the module is defined', (name) => {
+    expect(() => PaymentsModule.forRoot({ name, ...options('sk_test_a') })).toThrow(PaymentsConfigurationError);
+    expect(() => PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), webhooksPath: false })).toThrow(/`name`/);
+  });
+
+  it('forRootAsync with a name exports its client under getPaymentsServiceToken(name) only', async () => {
+    const moduleRef = await boot([
+      PaymentsModule.forRoot(options('sk_test_default')),
+      PaymentsModule.forRootAsync({ name: 'live', useFactory: async () => options('sk_live_key'), webhooksPath: false }),
+    ]);
+    const live = moduleRef.get<PaymentsService>(getPaymentsServiceToken('live'));
+    expect(live).toBeInstanceOf(PaymentsService);
+    expect(moduleRef.get(PaymentsService)).not.toBe(live);
+    expect(getPaymentsServiceToken()).toBe(PaymentsService);
+    expect(getPaymentsServiceToken('default')).toBe(PaymentsService);
+  });
+
+  it('defaults the queue name per instance: payments-webhooks, payments-webhooks-<name>', () => {
+    const queued = { verifier, processing: { queue: { connection: {} } } };
+    const unnamed = validatePaymentsOptions(options('sk_test_a', queued));
+    const eu = validatePaymentsOptions(options('sk_test_a', queued), 'eu');
+    expect(unnamed.webhooks && unnamed.webhooks.processing !== 'inline' && unnamed.webhooks.processing.queue.name).toBe('payments-webhooks');
+    expect(eu.webhooks && eu.webhooks.processing !== 'inline' && eu.webhooks.processing.queue.name).toBe('payments-webhooks-eu');
+  });
+
+  it('refuses one method bound to two instances', () => {
+    expect(() => {
+      class TwoInstances {
+        @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+        @OnPaymentEvent('payment_intent.created', { name: 'us' })
+        paid(): void {}
+      }
+      return TwoInstances;
+    }).toThrow(PaymentsInvalidArgumentError);
+  });
+});
+
+describe('parts: what an instance registers', () => {
+  const opened: TestingModule[] = [];
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((moduleRef) => moduleRef.close()));
+  });
+  const compile = async (module: DynamicModule): Promise<TestingModule> => {
+    const moduleRef = await Test.createTestingModule({ imports: [module] }).compile();
+    opened.push(moduleRef);
+    return moduleRef;
+  };
+
+  it('webhooks: false registers the client part only: no route, no receiver providers', async () => {
+    const module = PaymentsModule.forRoot(options('sk_test_a'));
+    expect(module.controllers ?? []).toHaveLength(0);
+    const moduleRef = await compile(module);
+    expect(moduleRef.get(PaymentsService)).toBeInstanceOf(PaymentsService);
+    expect(() => moduleRef.get(PaymentEventsRegistry)).toThrow();
+    expect(() => moduleRef.get(PaymentEventsQueue)).toThrow();
+  });
+
+  it('inline processing registers the receiver part without the queue part', async () => {
+    const module = PaymentsModule.forRoot(options('sk_test_a', { verifier }));
+    expect(module.controllers).toHaveLength(1);
+    const moduleRef = await compile(module);
+    expect(moduleRef.get(PaymentEventsRegistry)).toBeInstanceOf(PaymentEventsRegistry);
+    expect(() => moduleRef.get(PaymentEventsQueue)).toThrow();
+  });
+
+  it('queued processing adds the queue part, exported under the instance token', async () => {
+    const queue = { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, worker: false };
+    const module = PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a', { verifier, processing: { queue } }) });
+    expect(module.exports).toEqual(expect.arrayContaining([getPaymentEventsQueueToken('eu'), getPaymentEventsRegistryToken('eu')]));
+    expect(module.exports).not.toContain(PaymentEventsQueue);
+    const moduleRef = await compile(module);
+    expect(moduleRef.get(getPaymentEventsQueueToken('eu'))).toBeInstanceOf(PaymentEventsQueue);
+  });
+
+  it('forRootAsync({ webhooksProcessing: "inline" }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
+    const module = PaymentsModule.forRootAsync({
+      webhooksProcessing: 'inline',
+      useFactory: () => options('sk_test_a', { verifier, processing: { queue: { connection: { lazyConnect: true }, worker: false } } }),
+    });
+    const error = await Test.createTestingModule({ imports: [module] })
+      .compile()
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+    expect(error).toBeInstanceOf(PaymentsConfigurationError);
+    expect((error as PaymentsConfigurationError).option).toBe('webhooksProcessing');
+  });
+
+  it('no provider an app can inject holds the API key: every export of the module is free of it', async () => {
+    const apiKey = 'sk_test_never_injectable_key';
+    const module = PaymentsModule.forRoot(options(apiKey, { verifier }));
+    const moduleRef = await compile(module);
+    for (const token of module.exports as InjectionToken[]) {
+      const value: unknown = moduleRef.get(token, { strict: false });
+      expect(containsString(value, apiKey)).toBe(false);
+      expect(inspect(value, { depth: 6 })).not.toContain(apiKey);
+    }
+  });
+});
+
+/** Whether `secret` is reachable from `value` through own properties (public fields, nested objects, arrays, maps). */
+function containsString(value: unknown, secret: string, seen = new Set<unknown>(), depth = 0): boolean {
+  if (typeof value === 'string') return value.includes(secret);
+  if (typeof value !== 'object' || value === null || seen.has(value) || depth > 8) return false;
+  seen.add(value);
+  const children: unknown[] = value instanceof Map ? [...value.values()] : value instanceof Set ? [...value] : Object.values(value as object);
+  return children.some((child) => containsString(child, secret, seen, depth + 1));
+}
