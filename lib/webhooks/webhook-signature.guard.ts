@@ -10,7 +10,7 @@ import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from './verifiers/webhook-verifier.interface.js';
 import { attachDeliveryTelemetry } from '../telemetry/delivery-telemetry.request.js';
-import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
+import { PaymentsTelemetry, type PaymentsDeliveryTelemetry } from '../telemetry/payments.telemetry.js';
 
 /** Where the guard leaves the verified event and the reception time on the request. */
 const VERIFIED_DELIVERY = Symbol('payments:verified_delivery');
@@ -55,7 +55,11 @@ export class WebhookSignatureGuard implements CanActivate {
     @Optional() @Inject(PaymentsTelemetry) protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /**
+   * Synchronous when the verifier is (both built-in ones are): Nest then skips a promise per
+   * delivery. A verifier that returns a promise makes this return one.
+   */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<WebhookRequestLike>();
     // The delivery span starts here (child of the app's HTTP server span); the controller or the filter ends it.
     const delivery = this.telemetry.startDelivery();
@@ -89,7 +93,22 @@ export class WebhookSignatureGuard implements CanActivate {
       this.reject(413, 'payload_too_large', `body of ${rawBody.length} bytes > maxBodyBytes ${webhooks.maxBodyBytes}`);
     }
 
-    const verification = await this.verify(webhooks, rawBody, request);
+    const verification = this.verify(webhooks, rawBody, request);
+    if (isPromiseLike(verification)) {
+      return Promise.resolve(verification).then((result) => this.accept(request, webhooks, rawBody, result, delivery, receivedAt));
+    }
+    return this.accept(request, webhooks, rawBody, verification, delivery, receivedAt);
+  }
+
+  /** After the verifier: signature (401), JSON and shape (400), endpoint (401); leaves the event on the request. */
+  private accept(
+    request: WebhookRequestLike,
+    webhooks: ResolvedWebhooksOptions,
+    rawBody: Buffer,
+    verification: WebhookVerificationResult,
+    delivery: PaymentsDeliveryTelemetry,
+    receivedAt: Date,
+  ): true {
     if (!verification.valid) this.reject(401, 'invalid_signature', verification.reason);
 
     const parsed = parseWebhookPayload(rawBody);
@@ -101,7 +120,7 @@ export class WebhookSignatureGuard implements CanActivate {
     }
     delivery.verified(event);
     request[VERIFIED_DELIVERY] = { event, receivedAt };
-    this.logger.debug(`Received event ${event.id} (${event.event})`);
+    // No 'Received' line: a delivery that goes well logs nothing by default (docs/logging.md).
     return true;
   }
 
@@ -125,12 +144,20 @@ export class WebhookSignatureGuard implements CanActivate {
     return type === 'application/json' || type.endsWith('+json');
   }
 
-  /** Runs the configured verifier; a verifier that throws counts as a failed verification. */
-  protected async verify(webhooks: ResolvedWebhooksOptions, rawBody: Buffer, request: WebhookRequestLike): Promise<WebhookVerificationResult> {
+  /**
+   * Runs the configured verifier; a verifier that throws (or rejects) counts as a failed verification.
+   * Returns the verifier's own answer: a promise only when the verifier returns one.
+   */
+  protected verify(
+    webhooks: ResolvedWebhooksOptions,
+    rawBody: Buffer,
+    request: WebhookRequestLike,
+  ): WebhookVerificationResult | Promise<WebhookVerificationResult> {
     try {
-      return await webhooks.verifier.verify({ rawBody, headers: request.headers });
+      const result = webhooks.verifier.verify({ rawBody, headers: request.headers });
+      return isPromiseLike(result) ? Promise.resolve(result).catch(verifierThrew) : result;
     } catch (error) {
-      return { valid: false, reason: `verifier threw ${error instanceof Error ? error.name : typeof error}` };
+      return verifierThrew(error);
     }
   }
 
@@ -154,4 +181,12 @@ export class WebhookSignatureGuard implements CanActivate {
     if (value === undefined || !/^\d+$/.test(value)) return undefined;
     return Number(value);
   }
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+function verifierThrew(error: unknown): WebhookVerificationResult {
+  return { valid: false, reason: `verifier threw ${error instanceof Error ? error.name : typeof error}` };
 }

@@ -19,7 +19,8 @@ export class PaymentEventsQueueProcessor implements PaymentEventsProcessor {
   async process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult> {
     try {
       const outcome = await this.queue.enqueue(event, receivedAt);
-      this.logger.debug(`Event ${event.id} (${event.event}): ${outcome}`);
+      // No line per enqueued delivery (Nest's default logger prints debug): the worker's dispatch logs
+      // one when `webhooks.logDeliveries` is on (docs/logging.md).
       return { status: 200, outcome };
     } catch (error) {
       this.logger.error(

@@ -461,10 +461,14 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     it('logs name the event, handler and outcome, never the body, a header value, the secret or the API key', async () => {
       const event = paymentEvent('payment_intent.succeeded', { metadata: { marker: 'body-marker-5b1e' } });
       const signed = sign(event);
+      // A handled delivery logs nothing by default (docs/logging.md): a failed one names event and handler.
+      fulfilment.behaviour = () => {
+        throw new Error('warehouse offline');
+      };
       await post(url, signed);
       await post(url, sign(paymentEvent('payment_intent.succeeded'), { secret: FOREIGN_SECRET }));
       const text = logger.text();
-      expect(text).toContain(`Handled event ${event.id} (payment_intent.succeeded) handler FulfilmentHandler.paid`);
+      expect(text).toContain(`Failed event ${event.id} (payment_intent.succeeded) handler FulfilmentHandler.paid`);
       expect(text).toContain('Rejected delivery with 401 invalid_signature');
       for (const secret of [CURRENT_SECRET, PREVIOUS_SECRET, FOREIGN_SECRET, API_KEY, 'body-marker-5b1e', signed.headers['webhook-signature']!]) {
         expect(text).not.toContain(secret);

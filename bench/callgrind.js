@@ -1,0 +1,170 @@
+#!/usr/bin/env node
+/**
+ * Noise-free check of the delivery path: counts the CPU instructions one delivery costs, with
+ * `valgrind --tool=callgrind`, for ours and for the bare baseline route, on Express and on Fastify.
+ * Each case is a separate process (lib/instructions-driver.js) that builds the app, sends it `--warmup`
+ * then `--deliveries` signed deliveries in process (light-my-request: no socket, no load generator);
+ * callgrind counts only the measured deliveries (see the driver). Instruction counts do not depend on
+ * how busy the machine is, so a regression of a few per cent shows even on a shared 2-core machine,
+ * where req/s moves by 10 %. Slow (valgrind runs Node ~50x slower): not part of CI.
+ *
+ *   npm run bench:instructions          compiles lib/ into dist-sample/ first, then runs every case
+ *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
+ *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
+ *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
+ *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageVersion } from './lib/package-version.js';
+import { round } from './lib/stats.js';
+
+const benchDir = new URL('.', import.meta.url).pathname;
+const rootDir = new URL('..', import.meta.url).pathname;
+
+const { values: args } = parseArgs({
+  options: {
+    deliveries: { type: 'string', default: '2000' },
+    warmup: { type: 'string', default: '300' },
+    only: { type: 'string' },
+    jobs: { type: 'string', default: '1' },
+    'before-lib': { type: 'string' },
+    lib: { type: 'string' },
+    out: { type: 'string' },
+  },
+});
+const deliveries = Number(args.deliveries);
+const warmup = Number(args.warmup);
+const outFile = args.out ?? `${benchDir}results/instructions.json`;
+
+if (spawnSync('valgrind', ['--version']).status !== 0) {
+  console.error('valgrind is not installed (apt-get install valgrind): nothing counted.');
+  process.exit(1);
+}
+
+const PRODUCTION = 'log, warn, error, fatal (Nest default minus debug/verbose)';
+const NEST_DEFAULT = "Nest's default logger (every level, debug and verbose included)";
+/** The cases: what the driver builds, and under which log levels. */
+const CASES = [
+  { id: 'harness', title: 'injection alone: a bare Node handler that reads the body and answers 200', options: { app: 'harness' } },
+  { id: 'baseline-express', title: 'bare Nest route, Express (HMAC by hand + JSON.parse)', options: { app: 'baseline', adapter: 'express' }, levels: PRODUCTION },
+  { id: 'ours-express', title: 'nestjs-payments, Express, inline, memory store', options: { app: 'ours', adapter: 'express' }, levels: PRODUCTION },
+  { id: 'ours-express-default-logs', title: "nestjs-payments, Express, at Nest's default log levels", options: { app: 'ours', adapter: 'express', logger: 'nest-default' }, levels: NEST_DEFAULT },
+  { id: 'baseline-fastify', title: 'bare Nest route, Fastify (HMAC by hand + JSON.parse)', options: { app: 'baseline', adapter: 'fastify' }, levels: PRODUCTION },
+  { id: 'ours-fastify', title: 'nestjs-payments, Fastify, inline, memory store', options: { app: 'ours', adapter: 'fastify' }, levels: PRODUCTION },
+  { id: 'ours-fastify-default-logs', title: "nestjs-payments, Fastify, at Nest's default log levels", options: { app: 'ours', adapter: 'fastify', logger: 'nest-default' }, levels: NEST_DEFAULT },
+  {
+    id: 'ours-fastify-log-deliveries',
+    title: 'nestjs-payments, Fastify, `webhooks.logDeliveries: true` (one line per delivery), default levels',
+    options: { app: 'ours', adapter: 'fastify', logger: 'nest-default', logDeliveries: true },
+    levels: NEST_DEFAULT,
+  },
+];
+const libUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
+const beforeLib = args['before-lib'] ? libUrl(args['before-lib']) : undefined;
+if (args.lib) for (const c of CASES) if (c.options.app === 'ours') c.options.lib = libUrl(args.lib);
+const before = beforeLib
+  ? CASES.filter((c) => c.options.app === 'ours' && c.options.logDeliveries === undefined).map((c) => ({
+      ...c,
+      id: `${c.id}-before`,
+      title: `${c.title} (before: ${args['before-lib']})`,
+      options: { ...c.options, lib: beforeLib },
+    }))
+  : [];
+const only = args.only ? new Set(args.only.split(',')) : undefined;
+const selected = [...CASES, ...before].filter((c) => !only || only.has(c.id));
+
+const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
+
+/** Runs one case under callgrind; resolves with the instructions counted over the measured deliveries. */
+function count(testCase) {
+  return new Promise((resolve, reject) => {
+    const outPrefix = join(workDir, `${testCase.id}.out`);
+    const started = Date.now();
+    const child = spawn(
+      'valgrind',
+      ['--tool=callgrind', `--callgrind-out-file=${outPrefix}`, '--zero-before=uv_os_gethostname', '--dump-before=uv_os_homedir', '--dump-instr=no', process.execPath, `${benchDir}lib/instructions-driver.js`],
+      {
+        cwd: rootDir,
+        env: { ...process.env, NODE_ENV: 'production', BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ ...testCase.options, warmup, deliveries }) },
+        // The app's log lines go to a file, as in production; valgrind's own report is on stderr.
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
+    child.on('exit', (code) => {
+      const driver = stderr.split('\n').find((line) => line.startsWith('{"type":"instructions-driver"'));
+      const dumps = readdirSync(workDir).filter((f) => f.startsWith(`${testCase.id}.out`)).map((f) => readFileSync(join(workDir, f), 'utf8'));
+      const dump = dumps.find((text) => /^desc: Trigger: --dump-before=uv_os_homedir/m.test(text));
+      // `totals` (not `summary`) adds up to valgrind's "Collected" count over the parts of a run.
+      const total = dump?.match(/^totals: (\d+)/m)?.[1];
+      if (code !== 0 || !driver || total === undefined) {
+        reject(new Error(`${testCase.id}: exit ${code}, ${driver ? 'no callgrind dump' : 'the driver did not finish'}: ${stderr.trim().split('\n').slice(-6).join(' | ')}`));
+        return;
+      }
+      resolve({ instructions: Number(total), wallS: (Date.now() - started) / 1000, driver: JSON.parse(driver) });
+    });
+  });
+}
+
+console.log(`Counting instructions: ${selected.length} case(s), ${warmup} warm-up + ${deliveries} measured deliveries each, ${args.jobs} at a time (valgrind is slow: minutes per case)`);
+const results = {};
+const queue = [...selected];
+await Promise.all(
+  Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
+    for (let c = queue.shift(); c; c = queue.shift()) {
+      try {
+        const r = await count(c);
+        results[c.id] = { title: c.title, logLevels: c.levels ?? null, instructionsPerDelivery: Math.round(r.instructions / deliveries), wallS: round(r.wallS, 0) };
+        console.log(`  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery  (${r.wallS.toFixed(0)} s)`);
+      } catch (error) {
+        results[c.id] = { title: c.title, error: error.message };
+        console.log(`  ${c.id.padEnd(34)} FAILED: ${error.message}`);
+      }
+    }
+  }),
+);
+rmSync(workDir, { recursive: true, force: true });
+
+const per = (id) => results[id]?.instructionsPerDelivery;
+const ratioOf = (a, b) => (per(a) && per(b) ? round(per(a) / per(b), 3) : null);
+/** Ours over the baseline, and the same net of the injection's own cost (harness) on both sides. */
+const pair = (ours, baseline) => ({
+  ratio: ratioOf(ours, baseline),
+  netOfHarness: per(ours) && per(baseline) && per('harness') ? round((per(ours) - per('harness')) / (per(baseline) - per('harness')), 3) : null,
+});
+const ratios = {
+  expressVsBaseline: pair('ours-express', 'baseline-express'),
+  fastifyVsBaseline: pair('ours-fastify', 'baseline-fastify'),
+  expressDefaultLogsVsBaseline: pair('ours-express-default-logs', 'baseline-express'),
+  fastifyDefaultLogsVsBaseline: pair('ours-fastify-default-logs', 'baseline-fastify'),
+  fastifyLogDeliveriesVsBaseline: pair('ours-fastify-log-deliveries', 'baseline-fastify'),
+};
+if (before.length) {
+  Object.assign(ratios, {
+    beforeExpressVsBaseline: pair('ours-express-before', 'baseline-express'),
+    beforeFastifyVsBaseline: pair('ours-fastify-before', 'baseline-fastify'),
+    beforeExpressDefaultLogsVsBaseline: pair('ours-express-default-logs-before', 'baseline-express'),
+    beforeFastifyDefaultLogsVsBaseline: pair('ours-fastify-default-logs-before', 'baseline-fastify'),
+  });
+}
+
+const output = {
+  date: new Date().toISOString(),
+  tool: spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim(),
+  machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length },
+  versions: { node: process.version, nest: packageVersion('@nestjs/core', rootDir) },
+  config: { warmup, deliveries, injection: 'light-my-request, sequential, in process', payloadBytes: 1024 },
+  cases: results,
+  ratios,
+};
+mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
+writeFileSync(outFile, `${JSON.stringify(output, null, 2)}\n`);
+console.log(`\nOurs over the bare route (instructions per delivery; net of the injection's own cost in brackets):`);
+for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(36)} ${value.ratio ?? 'n/a'}  (${value.netOfHarness ?? 'n/a'})`);
+console.log(`Wrote ${outFile}`);
+process.exit(Object.values(results).some((r) => r.error) ? 1 : 0);
