@@ -66,8 +66,32 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // The library itself logs through a named Nest Logger, never the console.
     files: ['lib/**/*.ts'],
-    rules: { 'no-console': 'error' },
+    rules: {
+      // The library itself logs through a named Nest Logger, never the console.
+      'no-console': 'error',
+      // One error base: everything the package throws is a PaymentsError (lib/errors).
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: 'NewExpression[callee.name=/^(Error|TypeError|RangeError|SyntaxError)$/]',
+          message: 'Throw a PaymentsError from lib/errors (PaymentsInvalidArgumentError for a bad argument), with its text in a messages file.',
+        },
+        {
+          selector: 'ClassDeclaration[superClass.name=/^(Error|TypeError|RangeError)$/]',
+          message: 'Extend PaymentsError (lib/errors): one error base for everything the package throws.',
+        },
+      ],
+      // Only the public entry points of Nest (its exports map hides the rest).
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@nestjs/*/*'], message: 'Import from @nestjs/common or @nestjs/core only.' }] },
+      ],
+    },
+  },
+  {
+    // The base class itself.
+    files: ['lib/errors/payments.errors.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
   },
 );

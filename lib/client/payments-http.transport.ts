@@ -7,6 +7,7 @@ import {
   PaymentsApiError,
   PaymentsAuthenticationError,
   PaymentsConnectionError,
+  PaymentsError,
   PaymentsPermissionError,
   PaymentsRateLimitError,
   PaymentsResponseTooLargeError,
@@ -15,6 +16,7 @@ import {
 import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
 import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
 import { assertMethod, assertRelativePath, buildQueryString, refusedArgument, sanitizeHeaders } from './payments-request.validation.js';
+import { ANSWER_ENDED_EARLY_MESSAGE } from '../errors/payments.messages.js';
 import { isRetryableConnectionError, isRetryableStatus, parseRetryAfterMs, retryDelayMs } from './payments-retry.policy.js';
 import { REDACTED, redactSecret } from './payments-secret.redactor.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
@@ -91,7 +93,7 @@ function readAtMost(stream: Readable, maxBytes: number, contentLength: unknown):
     });
     stream.on('error', reject);
     stream.on('close', () => {
-      if (!ended) reject(Object.assign(new Error('the answer ended before its body'), { code: 'ECONNRESET' }));
+      if (!ended) reject(Object.assign(new PaymentsError(ANSWER_ENDED_EARLY_MESSAGE), { code: 'ECONNRESET' }));
     });
   });
 }

@@ -34,3 +34,6 @@ export const connectionMessage = (method: string, path: string, code: string, at
 /** An answer larger than `http.maxResponseBytes`: nothing of it is kept. */
 export const responseTooLargeMessage = (method: string, path: string, status: number, maxBytes: number): string =>
   `${method} ${path} answered status ${status} with a body larger than http.maxResponseBytes (${maxBytes} bytes); it was not read further and is not kept`;
+
+/** A response stream closed before its body was complete (retried like a reset connection). */
+export const ANSWER_ENDED_EARLY_MESSAGE = 'the answer ended before its body';

@@ -2,6 +2,7 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 // This entry point (`nestjs-payments/health`) is the only place that loads @nestjs/terminus, an
 // optional peer: an app that never imports it never needs terminus.
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { PaymentsError } from '../errors/payments.errors.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PaymentEventsQueue } from '../webhooks/queue/payment-events.queue.js';
 import { IdempotencyStore } from '../webhooks/stores/idempotency-store.interface.js';
@@ -100,7 +101,7 @@ export class PaymentsHealthIndicator {
   }
 }
 
-class HealthTimeoutError extends Error {
+class HealthTimeoutError extends PaymentsError {
   override readonly name = 'HealthTimeoutError';
 }
 

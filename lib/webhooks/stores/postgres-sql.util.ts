@@ -1,4 +1,5 @@
-import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import { PaymentsConfigurationError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 
 /** A result of `PostgresQueryable.query`: node-postgres' `QueryResult` has these fields. */
 export interface PostgresQueryResult {
@@ -69,6 +70,6 @@ export async function runPostgresSchema(db: PostgresQueryable, sql: string): Pro
 
 /** A whole number of milliseconds >= 1, for SQL interval arithmetic. */
 export function wholeMs(ms: number, where: string): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new RangeError(`${where}: a duration must be > 0 ms, got ${ms}`);
+  if (!Number.isFinite(ms) || ms <= 0) throw new PaymentsInvalidArgumentError(where, 'duration', STORE_ARGUMENT_MESSAGES.positiveDurationMs);
   return Math.max(1, Math.ceil(ms));
 }
