@@ -80,7 +80,7 @@ describe('sample operator view in a browser (queued mode)', () => {
     await page.goto(`${stack.url}/admin`);
     await page.locator('#token').fill(TOKEN);
     await page.locator('#sign-in').click();
-    await expect(page.locator('body').getAttribute('data-processing', { timeout: 10_000 })).resolves.toBe('queue');
+    await expect(page.locator('body').getAttribute('data-processing', { timeout: 30_000 })).resolves.toBe('queue');
     const row = page.locator('#failed-table tbody tr', { hasText: 'payment_intent.succeeded' });
     await row.waitFor({ timeout: 30_000 });
     const eventId = (await row.getAttribute('data-event-id'))!;

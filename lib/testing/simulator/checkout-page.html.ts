@@ -58,7 +58,7 @@ export function renderCheckoutPage(
   const amount = typeof intent.amount === 'number' ? String(intent.amount) : '';
   const currency = intent.metadata?.['currency'];
   const money = typeof intent.amount === 'number' ? formatMinorAmount(intent.amount, currency) : '';
-  const title = payment ? `Pay ${money}` : 'Save a card';
+  const title = payment ? 'Pay by card' : 'Save a card';
   const select = outcomes.map((o) => `<option value="${o}">${o}</option>`).join('');
   return `<!doctype html>
 <html lang="en">
@@ -91,7 +91,7 @@ body[data-result="action"] #status{color:#7d4e00}
 <body data-state="">
 <div class="top"><span class="badge" id="test-mode">Test mode &middot; simulator</span><span class="brand">No real money moves</span></div>
 <h1 id="title">${html(title)}</h1>
-<p id="amount" data-amount="${amount}" data-currency="${typeof currency === 'string' ? html(currency) : ''}">${payment ? html(money) : 'Your card is kept for your next purchases.'}</p>
+<p id="amount" data-amount="${amount}" data-currency="${typeof currency === 'string' ? html(currency) : ''}">${payment ? `Amount due: ${html(money)}` : 'Your card is kept for your next purchases.'}</p>
 <label for="card-number">Card number</label><input class="field" id="card-number" inputmode="numeric" autocomplete="off" value="4242 4242 4242 4242">
 <div class="hint">Test cards: 4242&nbsp;4242&nbsp;4242&nbsp;4242 is accepted, 4000&nbsp;0000&nbsp;0000&nbsp;0002 is declined${payment ? ', 4000&nbsp;0000&nbsp;0000&nbsp;3220 needs an extra step' : ''}.</div>
 <div class="row"><div><label>Expiry</label><div class="field">12 / 34</div></div><div><label>CVC</label><div class="field">123</div></div></div>
