@@ -12,10 +12,11 @@
  *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
+ *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -33,6 +34,7 @@ const { values: args } = parseArgs({
     jobs: { type: 'string', default: '1' },
     'before-lib': { type: 'string' },
     lib: { type: 'string' },
+    merge: { type: 'boolean', default: false },
     out: { type: 'string' },
   },
 });
@@ -112,14 +114,26 @@ function count(testCase) {
 }
 
 console.log(`Counting instructions: ${selected.length} case(s), ${warmup} warm-up + ${deliveries} measured deliveries each, ${args.jobs} at a time (valgrind is slow: minutes per case)`);
-const results = {};
+/** With --merge, the cases counted by an earlier run (same deliveries and warm-up) are kept. */
+const earlier = args.merge && existsSync(outFile) ? JSON.parse(readFileSync(outFile, 'utf8')) : undefined;
+if (earlier && (earlier.config.deliveries !== deliveries || earlier.config.warmup !== warmup)) {
+  console.error(`--merge: ${outFile} counted ${earlier.config.warmup} + ${earlier.config.deliveries} deliveries, this run ${warmup} + ${deliveries}`);
+  process.exit(1);
+}
+const results = { ...(earlier?.cases ?? {}) };
 const queue = [...selected];
 await Promise.all(
   Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
     for (let c = queue.shift(); c; c = queue.shift()) {
       try {
         const r = await count(c);
-        results[c.id] = { title: c.title, logLevels: c.levels ?? null, instructionsPerDelivery: Math.round(r.instructions / deliveries), wallS: round(r.wallS, 0) };
+        results[c.id] = {
+          title: c.title,
+          logLevels: c.levels ?? null,
+          instructionsPerDelivery: Math.round(r.instructions / deliveries),
+          countedAt: new Date().toISOString(),
+          wallS: round(r.wallS, 0),
+        };
         console.log(`  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery  (${r.wallS.toFixed(0)} s)`);
       } catch (error) {
         results[c.id] = { title: c.title, error: error.message };
@@ -144,7 +158,7 @@ const ratios = {
   fastifyDefaultLogsVsBaseline: pair('ours-fastify-default-logs', 'baseline-fastify'),
   fastifyLogDeliveriesVsBaseline: pair('ours-fastify-log-deliveries', 'baseline-fastify'),
 };
-if (before.length) {
+if (Object.keys(results).some((id) => id.endsWith('-before'))) {
   Object.assign(ratios, {
     beforeExpressVsBaseline: pair('ours-express-before', 'baseline-express'),
     beforeFastifyVsBaseline: pair('ours-fastify-before', 'baseline-fastify'),

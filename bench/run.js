@@ -106,8 +106,10 @@ function redisAnswers() {
   });
 }
 
+/** The scenarios that `--before-lib` also runs on the other compiled lib/, as `<id>-before`. */
+const BEFORE_IDS = new Set(['ours-express', 'ours-fastify', 'ours-express-default-logs', 'ours-fastify-default-logs']);
 const beforeScenarios = args['before-lib']
-  ? SCENARIOS.filter((s) => s.id === 'ours-express' || s.id === 'ours-fastify').map((s) => ({
+  ? SCENARIOS.filter((s) => BEFORE_IDS.has(s.id)).map((s) => ({
       ...s,
       id: `${s.id}-before`,
       title: `${s.title} (before: ${args['before-lib']})`,
@@ -318,6 +320,8 @@ const ratios = {
   expressVsBaseline: ratio(rps('ours-express'), rps('baseline-express')),
   p99VsBaseline: ratio(scenarios['ours-express']?.p99Ms, scenarios['baseline-express']?.p99Ms),
   fastifyVsBaseline: ratio(rps('ours-fastify'), rps('baseline-fastify')),
+  expressDefaultLogsVsBaseline: ratio(rps('ours-express-default-logs'), rps('baseline-express')),
+  fastifyDefaultLogsVsBaseline: ratio(rps('ours-fastify-default-logs'), rps('baseline-fastify')),
   redisVsMemory: ratio(rps('ours-express-redis'), rps('ours-express')),
   queuedVsMemory: ratio(rps('ours-express-queued'), rps('ours-express')),
   clientVsAxios: client?.clientVsAxios ?? null,
@@ -331,6 +335,8 @@ if (beforeScenarios.length) {
     beforeExpressVsBaseline: ratio(rps('ours-express-before'), rps('baseline-express')),
     beforeP99VsBaseline: ratio(scenarios['ours-express-before']?.p99Ms, scenarios['baseline-express']?.p99Ms),
     beforeFastifyVsBaseline: ratio(rps('ours-fastify-before'), rps('baseline-fastify')),
+    beforeExpressDefaultLogsVsBaseline: ratio(rps('ours-express-default-logs-before'), rps('baseline-express')),
+    beforeFastifyDefaultLogsVsBaseline: ratio(rps('ours-fastify-default-logs-before'), rps('baseline-fastify')),
   });
 }
 // Server CPU time per request, ours over the baseline: a second view of the overhead that depends
@@ -339,9 +345,19 @@ const cpu = (id) => scenarios[id]?.serverCpuUsPerRequest;
 const cpuPerRequest = {
   expressVsBaseline: ratio(cpu('ours-express'), cpu('baseline-express')),
   fastifyVsBaseline: ratio(cpu('ours-fastify'), cpu('baseline-fastify')),
+  expressDefaultLogsVsBaseline: ratio(cpu('ours-express-default-logs'), cpu('baseline-express')),
+  fastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs'), cpu('baseline-fastify')),
   redisVsMemory: ratio(cpu('ours-express-redis'), cpu('ours-express')),
   peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
 };
+if (beforeScenarios.length) {
+  Object.assign(cpuPerRequest, {
+    beforeExpressVsBaseline: ratio(cpu('ours-express-before'), cpu('baseline-express')),
+    beforeFastifyVsBaseline: ratio(cpu('ours-fastify-before'), cpu('baseline-fastify')),
+    beforeExpressDefaultLogsVsBaseline: ratio(cpu('ours-express-default-logs-before'), cpu('baseline-express')),
+    beforeFastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs-before'), cpu('baseline-fastify')),
+  });
+}
 
 const cpuList = cpus();
 const results = {
@@ -362,7 +378,12 @@ const results = {
     stripe: packageVersion('stripe', peersDir),
     autocannon: packageVersion('autocannon', rootDir),
   },
-  config: { ...config, payloadBytes: 1024, logLevels: 'log, warn, error, fatal (Nest default minus debug/verbose)' },
+  config: {
+    ...config,
+    payloadBytes: 1024,
+    logLevels: "log, warn, error, fatal (Nest default minus debug/verbose); the *-default-logs scenarios: Nest's default logger (every level)",
+    ...(args['before-lib'] ? { beforeLib: args['before-lib'] } : {}),
+  },
   scenarios,
   ratios,
   cpuPerRequest,
@@ -390,7 +411,9 @@ if (outFile) {
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {
-    writeFileSync(`${benchDir}RESULTS.md`, renderResultsMarkdown(results));
+    const instructionsFile = `${benchDir}results/instructions.json`;
+    const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
+    writeFileSync(`${benchDir}RESULTS.md`, renderResultsMarkdown(results, instructions));
     log(`Wrote ${benchDir}RESULTS.md`);
   }
 }

@@ -9,6 +9,10 @@ const BASELINE_OF = {
   'peer-golevelup-stripe': 'peer-baseline',
   'ours-express-before': 'baseline-express',
   'ours-fastify-before': 'baseline-fastify',
+  'ours-express-default-logs': 'baseline-express',
+  'ours-fastify-default-logs': 'baseline-fastify',
+  'ours-express-default-logs-before': 'baseline-express',
+  'ours-fastify-default-logs-before': 'baseline-fastify',
 };
 
 const fmt = (v, digits = 2) => (v == null || !Number.isFinite(v) ? '—' : v.toFixed(digits));
@@ -41,8 +45,8 @@ export function renderConsoleTable(results) {
   return lines.join('\n');
 }
 
-/** bench/RESULTS.md: the latest full run, with the machine, the medians, the ratios and the targets. */
-export function renderResultsMarkdown(results) {
+/** bench/RESULTS.md: the latest full run, with the machine, the medians, the ratios and the targets, and the instruction counts of bench/callgrind.js when given. */
+export function renderResultsMarkdown(results, instructions) {
   const m = results.machine;
   const v = results.versions;
   const c = results.config;
@@ -109,11 +113,12 @@ export function renderResultsMarkdown(results) {
     }
     out.push('');
   }
-  out.push('## Targets (issue 6)');
+  if (instructions) out.push(...renderInstructions(instructions), '');
+  out.push('## Targets (issue 15)');
   out.push('');
   out.push('| target | value | |');
   out.push('|---|---:|---|');
-  for (const t of evaluateTargets(results)) out.push(`| ${t.text} | ${t.value ?? '—'} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : '**miss**'} |`);
+  for (const t of evaluateTargets(results, instructions)) out.push(`| ${t.text} | ${t.value ?? '—'} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : '**miss**'} |`);
   out.push('');
   if (results.warnings.length || results.failures.length) {
     out.push('## Warnings');
@@ -122,4 +127,26 @@ export function renderResultsMarkdown(results) {
     out.push('');
   }
   return out.join('\n');
+}
+
+/** The section of RESULTS.md with the instruction counts of bench/callgrind.js (results/instructions.json). */
+export function renderInstructions(instructions) {
+  const c = instructions.config;
+  const out = [];
+  out.push('## Instructions per delivery (callgrind)');
+  out.push('');
+  out.push(
+    `Counted by \`npm run bench:instructions\` (bench/callgrind.js, ${instructions.tool}) on ${instructions.date.slice(0, 10)}: ${c.warmup} warm-up then ${c.deliveries} measured deliveries, ${c.injection}; only the measured deliveries are counted. Independent of machine load: the primary figure for a regression. Raw figures: [\`results/instructions.json\`](results/instructions.json).`,
+  );
+  out.push('');
+  out.push('| case | log levels | instructions per delivery |');
+  out.push('|---|---|---:|');
+  for (const [id, r] of Object.entries(instructions.cases)) {
+    out.push(`| \`${id}\`: ${r.title} | ${r.logLevels ?? '—'} | ${r.error ? `failed: ${r.error.split('\n')[0]}` : r.instructionsPerDelivery.toLocaleString('en')} |`);
+  }
+  out.push('');
+  out.push('| ours over the bare route | ratio | net of the injection (harness) |');
+  out.push('|---|---:|---:|');
+  for (const [k, v] of Object.entries(instructions.ratios)) out.push(`| \`${k}\` | ${v.ratio ?? '—'} | ${v.netOfHarness ?? '—'} |`);
+  return out;
 }
