@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const initCwd = process.env.INIT_CWD ? resolve(process.env.INIT_CWD) : undefined;
 if (initCwd === root && process.env.npm_command === 'install') {
-  console.log('nestjs-payments prepare: `npm install` in the checkout itself, not building (`npm run build` builds dist/)');
+  console.log(
+    'nestjs-payments prepare: `npm install` in the checkout itself, not building (`npm run build` builds dist/)',
+  );
   process.exit(0);
 }
 let tsc;

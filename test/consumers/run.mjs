@@ -31,7 +31,12 @@ const concurrency = Number(value('--concurrency', '2'));
 const keep = flag('--keep');
 const rev = value('--rev', '');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-const quietNpm = { ...process.env, npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
+const quietNpm = {
+  ...process.env,
+  npm_config_fund: 'false',
+  npm_config_audit: 'false',
+  npm_config_update_notifier: 'false',
+};
 // The misspelt name each app's src/misspelt.ts uses; the compile error must name it.
 const MISSPELT = 'payment_intent.succeded';
 
@@ -66,8 +71,22 @@ async function packTarball(work) {
   await mkdir(copy);
   const sources = ['lib', 'package.json', 'tsconfig.json', 'tsconfig.build.json', 'README.md', 'LICENSE'];
   if (rev !== '') {
-    const present = (await must('git ls-tree', 'git', ['ls-tree', '--name-only', rev, ...sources], repo)).split('\n').filter(Boolean);
-    await must(`git archive ${rev}`, 'sh', ['-c', `git -C "$1" archive "$2" ${present.map((p) => `'${p}'`).join(' ')} | tar -x -C "$3"`, 'sh', repo, rev, copy], repo);
+    const present = (await must('git ls-tree', 'git', ['ls-tree', '--name-only', rev, ...sources], repo))
+      .split('\n')
+      .filter(Boolean);
+    await must(
+      `git archive ${rev}`,
+      'sh',
+      [
+        '-c',
+        `git -C "$1" archive "$2" ${present.map((p) => `'${p}'`).join(' ')} | tar -x -C "$3"`,
+        'sh',
+        repo,
+        rev,
+        copy,
+      ],
+      repo,
+    );
   } else {
     for (const name of sources) {
       const from = join(repo, name);
@@ -77,7 +96,12 @@ async function packTarball(work) {
   const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'));
   // The compiler and type packages of the checkout; the copy gets its own dist/.
   await symlink(join(repo, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  await must('compile lib/ (tsc -p tsconfig.build.json)', process.execPath, [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'], copy);
+  await must(
+    'compile lib/ (tsc -p tsconfig.build.json)',
+    process.execPath,
+    [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+    copy,
+  );
   // --ignore-scripts: `prepare` would compile again; it was just done above.
   const packed = await must('npm pack', npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], copy);
   const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('[')));
@@ -105,11 +129,16 @@ async function runApp(name, tarball, work) {
   };
   await timed('install', () => must('npm install <tarball>', npm, ['install', '--no-package-lock', tarball], dir));
   const versions = JSON.parse(
-    await must('read installed versions', process.execPath, [
-      '-e',
-      `const v=(p)=>{try{return require(require.resolve(p+'/package.json',{paths:[process.cwd()]})).version}catch{return null}};` +
-        `console.log(JSON.stringify({nest:v('@nestjs/core'),typescript:v('typescript'),payments:v('nestjs-payments')}))`,
-    ], dir),
+    await must(
+      'read installed versions',
+      process.execPath,
+      [
+        '-e',
+        `const v=(p)=>{try{return require(require.resolve(p+'/package.json',{paths:[process.cwd()]})).version}catch{return null}};` +
+          `console.log(JSON.stringify({nest:v('@nestjs/core'),typescript:v('typescript'),payments:v('nestjs-payments')}))`,
+      ],
+      dir,
+    ),
   );
   // One compile of the whole app, src/misspelt.ts included: it must fail with exactly one error, on the
   // misspelt event name, and still emit the rest (tsc emits despite type errors).
@@ -119,11 +148,25 @@ async function runApp(name, tarball, work) {
   const errors = compiled.output.split('\n').filter((line) => /error TS\d+/.test(line));
   if (compiled.code === 0) throw new Error(`the misspelt event name '${MISSPELT}' compiled; it must be refused`);
   if (errors.length !== 1 || !errors[0].startsWith('src/misspelt.ts') || !errors[0].includes(MISSPELT)) {
-    throw new Error(`tsc must fail with exactly one error, in src/misspelt.ts, naming '${MISSPELT}'; got:\n${compiled.output.trim()}`);
+    throw new Error(
+      `tsc must fail with exactly one error, in src/misspelt.ts, naming '${MISSPELT}'; got:\n${compiled.output.trim()}`,
+    );
   }
-  const smoke = await timed('deliveries', () => must('node dist/main.js (signed deliveries)', process.execPath, ['dist/main.js'], dir));
-  const summary = smoke.trim().split('\n').filter((line) => line.startsWith('[consumer]')).join('\n  ');
-  return { versions, summary, refused: errors[0].replace(/^.*?(error TS\d+)/, '$1').slice(0, 120), steps, seconds: (Date.now() - started) / 1000 };
+  const smoke = await timed('deliveries', () =>
+    must('node dist/main.js (signed deliveries)', process.execPath, ['dist/main.js'], dir),
+  );
+  const summary = smoke
+    .trim()
+    .split('\n')
+    .filter((line) => line.startsWith('[consumer]'))
+    .join('\n  ');
+  return {
+    versions,
+    summary,
+    refused: errors[0].replace(/^.*?(error TS\d+)/, '$1').slice(0, 120),
+    steps,
+    seconds: (Date.now() - started) / 1000,
+  };
 }
 
 async function main() {
@@ -142,7 +185,9 @@ async function main() {
   let failed = 0;
   try {
     const pack = await packTarball(work);
-    console.log(`[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`);
+    console.log(
+      `[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
+    );
     const queue = [...apps];
     const worker = async () => {
       while (queue.length > 0) {
@@ -152,7 +197,7 @@ async function main() {
           passed += 1;
           console.log(
             `PASS ${name} (Nest ${result.versions.nest}, TypeScript ${result.versions.typescript}; ${result.seconds.toFixed(1)}s: ${result.steps.join(', ')})\n` +
-              `  ${result.summary}\n  misspelt event name refused: ${result.refused}`,
+              `  ${result.summary}\n  [W11] misspelt event name refused: ${result.refused}`,
           );
         } catch (error) {
           failed += 1;

@@ -41,14 +41,14 @@ export async function checkDeliveries(check: DeliveryCheck): Promise<void> {
   const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { amount: 1500 } } });
   const delivery = check.sign(event, check.secret);
   expectAnswer('signed delivery', await post(check.url, delivery), 200, '"outcome":"handled"');
-  expectAnswer('same delivery again', await post(check.url, delivery), 200, '"outcome":"duplicate"');
+  expectAnswer('[W4] same delivery again', await post(check.url, delivery), 200, '"outcome":"duplicate"');
   const other = createPaymentEvent('payment_intent.succeeded');
   const forged = check.sign(other, check.otherSecret);
-  expectAnswer('forged delivery', await post(check.url, forged), 401, '"error":"invalid_signature"');
+  expectAnswer('[W5] forged delivery', await post(check.url, forged), 401, '"error":"invalid_signature"');
   const signed = check.sign(other, check.secret);
   // Same JSON, one byte more: the signature covers the raw bytes, so this must be refused.
   const tampered = { headers: signed.headers, rawBody: `${signed.rawBody.slice(0, -1)} }` };
-  expectAnswer('tampered body', await post(check.url, tampered), 401, '"error":"invalid_signature"');
+  expectAnswer('[W1] tampered body', await post(check.url, tampered), 401, '"error":"invalid_signature"');
   if (check.runs() !== 1) throw new Error(`the handler ran ${check.runs()} times; expected exactly once`);
-  console.log('[consumer] handler ran once');
+  console.log('[consumer] [W4] handler ran once');
 }

@@ -17,7 +17,13 @@ import { createPaymentEvent, PaymentsSimulator, signWebhook } from '../../../lib
 // The README's quick start (and docs/configuration.md's `@nestjs/config` recipe), kept runnable. The
 // only change: ConfigModule ignores any .env file of the checkout, so the tests own the environment.
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
-const VARIABLES = ['PAYMENTS_API_KEY', 'PAYMENTS_ENVIRONMENT', 'PAYMENTS_BASE_URL', 'PAYMENTS_ALLOW_INSECURE_HTTP', 'PAYMENTS_WEBHOOK_SECRET'] as const;
+const VARIABLES = [
+  'PAYMENTS_API_KEY',
+  'PAYMENTS_ENVIRONMENT',
+  'PAYMENTS_BASE_URL',
+  'PAYMENTS_ALLOW_INSECURE_HTTP',
+  'PAYMENTS_WEBHOOK_SECRET',
+] as const;
 
 @Injectable()
 class Fulfilment {
@@ -38,7 +44,9 @@ class Fulfilment {
         environment: config.get<PaymentsEnvironment>('PAYMENTS_ENVIRONMENT', 'sandbox'),
         baseUrl: config.getOrThrow<string>('PAYMENTS_BASE_URL'),
         allowInsecureHttp: config.get('PAYMENTS_ALLOW_INSECURE_HTTP') === 'true', // the local simulator only
-        webhooks: { verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }) },
+        webhooks: {
+          verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }),
+        },
       }),
     }),
   ],
@@ -73,7 +81,10 @@ describe('README quick start', () => {
     });
     const error: unknown = await Test.createTestingModule({ imports: [AppModule] })
       .compile()
-      .then(() => undefined, (caught: unknown) => caught);
+      .then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
     expect(error).toBeInstanceOf(PaymentsConfigurationError);
     expect(error).toMatchObject({ option: 'apiKey' });
     expect(String((error as Error).message)).not.toContain('sk_test_quick_start');
@@ -88,7 +99,9 @@ describe('README quick start', () => {
       PAYMENTS_WEBHOOK_SECRET: SECRET,
     });
     opened.push({ close: () => sim.stop() });
-    const app: INestApplication = (await Test.createTestingModule({ imports: [AppModule] }).compile()).createNestApplication({ rawBody: true });
+    const app: INestApplication = (
+      await Test.createTestingModule({ imports: [AppModule] }).compile()
+    ).createNestApplication({ rawBody: true });
     await app.listen(0, '127.0.0.1');
     opened.push(app);
 

@@ -19,7 +19,10 @@ function sign(payload: object, secret: string): SignedDelivery {
 
 async function bootstrap(): Promise<void> {
   if (typeof require !== 'function') throw new Error('this app must run as CommonJS');
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), { rawBody: true, logger: ['error', 'warn'] });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
+    rawBody: true,
+    logger: ['error', 'warn'],
+  });
   await app.listen(0, '127.0.0.1');
   try {
     const fulfilment = app.get(FulfilmentService);
