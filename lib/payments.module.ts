@@ -41,6 +41,7 @@ interface PaymentsInstanceShape {
   name: string;
   path: string | false;
   queued: boolean | undefined;
+  worker?: boolean;
 }
 
 /**
@@ -77,6 +78,7 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       name: instanceNameOf(options.name),
       path: webhooksPathOf(options),
       queued: processing !== undefined && processing !== 'inline',
+      worker: typeof processing === 'object' && processing !== null ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false : undefined,
     });
   }
 
@@ -127,7 +129,7 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       if (me.queue !== undefined && other.queue === me.queue) {
         throw new PaymentsConfigurationError(
           'webhooks.processing.queue.name',
-          `'${me.queue}' is the queue of two instances ('${other.name}' and '${me.name}')`,
+          `'${me.queue.slice(me.queue.indexOf(':') + 1)}' is the queue of two instances ('${other.name}' and '${me.name}')`,
           'give each instance its own queue name, or omit it (a named instance defaults to payments-webhooks-<name>)',
         );
       }
@@ -168,7 +170,7 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
   const receiver =
     path === false
       ? undefined
-      : createPaymentsReceiverPart({ name, path, queued: shape.queued, inject: [PAYMENTS_MODULE_OPTIONS], resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks });
+      : createPaymentsReceiverPart({ name, path, queued: shape.queued, worker: shape.worker, inject: [PAYMENTS_MODULE_OPTIONS], resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks });
   const core: Provider[] = [
     { provide: PAYMENTS_INSTANCE_NAME, useValue: name },
     { provide: PAYMENTS_WEBHOOKS_PATH, useValue: path },
@@ -178,7 +180,9 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       useFactory: (raw: PaymentsModuleOptions): PaymentsInstanceDescriptor => {
         const webhooks = resolve(raw).webhooks;
         checkShape(shape, raw, webhooks !== false && webhooks.processing !== 'inline');
-        return { name, path, queue: webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue.name : undefined };
+        const queue = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
+        // Two queues collide when both their BullMQ prefix and their name are equal.
+        return { name, path, queue: queue ? `${queue.prefix}:${queue.name}` : undefined };
       },
       inject: [PAYMENTS_MODULE_OPTIONS],
     },

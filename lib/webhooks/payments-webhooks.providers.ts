@@ -7,6 +7,7 @@ import { InlinePaymentEventsProcessor } from './inline-payment-events.processor.
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
 import { PaymentEventsDispatcher } from './payment-events.dispatcher.js';
+import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { PaymentEventsExplorer } from './payment-events.explorer.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import { createPaymentsWebhookController } from './payments-webhook.controller.js';
@@ -110,6 +111,8 @@ export interface PaymentsReceiverPartSpec {
    * (`forRootAsync` without `webhooksProcessing`): both, and the options decide at boot.
    */
   queued: boolean | undefined;
+  /** Whether the queue part runs a worker (`processing.queue.worker`); undefined: the options decide at boot. */
+  worker?: boolean;
   /** What the receiver's options factory injects, and how it maps that to the receiver options. */
   inject: InjectionToken[];
   resolve: (...dependencies: never[]) => ResolvedWebhooksOptions | false;
@@ -127,7 +130,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   providers: Provider[];
   exports: InjectionToken[];
 } {
-  const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name);
+  const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name, spec.worker);
   const processor: Provider =
     spec.queued === true
       ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsQueueProcessor }
@@ -147,6 +150,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     PaymentEventsRegistry,
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
+    PaymentsInbox,
     InlinePaymentEventsProcessor,
     processor,
     WebhookSignatureGuard,

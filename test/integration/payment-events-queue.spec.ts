@@ -9,11 +9,13 @@ import type { PaymentEvent } from '../../lib/webhooks/payment-event.types.js';
 import type { DispatchResult, PaymentEventsDispatcher } from '../../lib/webhooks/payment-events.dispatcher.js';
 import { PaymentEventsQueue } from '../../lib/webhooks/queue/payment-events.queue.js';
 import { PaymentEventsQueueProcessor } from '../../lib/webhooks/queue/payment-events-queue.processor.js';
+import { PaymentEventsWorker } from '../../lib/webhooks/queue/payment-events.worker.js';
 import { REDIS_URL, createRedis, deadPort, quitAll, uniqueQueueName, waitFor } from './redis-test.util.js';
 
 /**
- * The queue and its worker on a real Redis, with a scripted dispatcher standing in for the handlers
- * (the suites with whole Nest apps use the real one).
+ * The queue (producer, failed set, replay) and its worker, two providers as in the module's queue
+ * part, on a real Redis, with a scripted dispatcher standing in for the handlers (the suites with whole
+ * Nest apps use the real one).
  */
 
 type Dispatch = (event: PaymentEvent, meta: { receivedAt: Date; deliveryAttempt?: number }) => Promise<DispatchResult>;
@@ -50,7 +52,7 @@ function scriptedDispatcher(script: Dispatch): { dispatcher: PaymentEventsDispat
 }
 
 describe('PaymentEventsQueue on real Redis', () => {
-  const started: PaymentEventsQueue[] = [];
+  const started: Array<PaymentEventsQueue | PaymentEventsWorker> = [];
   const clients: Redis[] = [];
   const queueNames: string[] = [];
 
@@ -58,14 +60,15 @@ describe('PaymentEventsQueue on real Redis', () => {
     const name = options.name ?? uniqueQueueName('q');
     queueNames.push(name);
     const { dispatcher, calls } = scriptedDispatcher(script);
-    const queue = new PaymentEventsQueue(
-      resolvedOptions({ connection: { url: REDIS_URL }, backoff: { type: 'fixed', delay: 10 }, ...options, name }).webhooks,
-      dispatcher,
-    );
-    started.push(queue);
+    const webhooks = resolvedOptions({ connection: { url: REDIS_URL }, backoff: { type: 'fixed', delay: 10 }, ...options, name }).webhooks;
+    const worker = new PaymentEventsWorker(webhooks, dispatcher);
+    const queue = new PaymentEventsQueue(webhooks, worker);
+    // Shutdown order as in Nest: the worker stops (beforeApplicationShutdown) before the producer closes.
+    started.push(worker, queue);
+    // Lifecycle order as in Nest: the producer opens on module init, the worker starts on bootstrap.
     await queue.onModuleInit();
-    await queue.onApplicationBootstrap();
-    return { queue, calls, name, processor: new PaymentEventsQueueProcessor(queue) };
+    await worker.onApplicationBootstrap();
+    return { queue, worker, calls, name, processor: new PaymentEventsQueueProcessor(queue) };
   }
 
   async function jobCounts(name: string) {
@@ -78,7 +81,7 @@ describe('PaymentEventsQueue on real Redis', () => {
   }
 
   afterEach(async () => {
-    await Promise.all(started.splice(0).map((q) => q.onApplicationShutdown()));
+    for (const part of started.splice(0)) await part.onApplicationShutdown();
     for (const name of queueNames.splice(0)) {
       const cleaner = new Queue(name, { connection: { url: REDIS_URL } });
       await cleaner.obliterate({ force: true });
@@ -246,10 +249,13 @@ describe('PaymentEventsQueue on real Redis', () => {
   it('closes the clients it created on shutdown, never the client the app passed', async () => {
     const user = createRedis();
     clients.push(user);
-    const { queue, processor } = await startQueue({ connection: user });
+    const { queue, worker, processor } = await startQueue({ connection: user });
     await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
-    const owned = (queue as unknown as { owned: Redis[] }).owned;
+    // One duplicate for the producer, one for the worker (each part owns and closes its own).
+    const owned = [...(queue as unknown as { owned: Redis[] }).owned, ...(worker as unknown as { owned: Redis[] }).owned];
     expect(owned).toHaveLength(2);
+    expect(new Set(owned).size).toBe(2);
+    await worker.onApplicationShutdown();
     await queue.onApplicationShutdown();
     await waitFor(() => (owned.every((c) => c.status === 'end') ? true : undefined), { what: 'the created clients to close' });
     expect(user.status).toBe('ready');

@@ -3,31 +3,27 @@ import {
   Injectable,
   Logger,
   Optional,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
   type OnApplicationShutdown,
   type OnModuleInit,
 } from '@nestjs/common';
 // Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when queue mode is on.
-import type { Job, Queue, Worker } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
-import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
 import type { PaymentEvent } from '../payment-event.types.js';
-import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
-import { PaymentEventJobError } from './payment-event-job.error.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import type { FailedPaymentEvent, PaymentEventEnqueueOutcome, PaymentEventJobData } from './payment-event-job.interface.js';
-import { resolveQueueConnections, usesKeyPrefix, type DuplicableRedisClient } from './queue-connection.util.js';
+import type { PaymentEventsWorker } from './payment-events.worker.js';
+import { loadBullmq } from './bullmq.loader.js';
+import { closeOwnedClients, resolveQueueConnections, type DuplicableRedisClient } from './queue-connection.util.js';
+import { PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
 
 type ResolvedQueueOptions = Exclude<ResolvedWebhooksOptions['processing'], 'inline'>['queue'];
 
 /** Name of the Nest `Logger` of the queue and its worker. */
 export const PAYMENTS_QUEUE_LOGGER = 'PaymentsWebhooksQueue';
-
-/** Outcomes after which the worker throws, so BullMQ retries the job with backoff. */
-const RETRY_OUTCOMES: ReadonlySet<DispatchOutcome> = new Set<DispatchOutcome>(['failed', 'busy', 'store_unavailable']);
 
 /** Completed jobs kept at most this many (besides the age limit), to bound Redis memory. */
 const COMPLETED_JOBS_KEPT = 100_000;
@@ -41,31 +37,29 @@ const COMPLETED_JOBS_KEPT = 100_000;
  * const failed = await this.events.failed();        // [{ eventId, type, failedReason, attemptsMade, failedAt }]
  * await this.events.replay(failed[0].eventId);       // back to the queue, with a fresh set of attempts
  *
- * Each job's id is the event id, so the queue itself refuses a second job for an event it still
- * holds. Unless `worker: false`, this instance also runs a worker that dispatches each job to the
- * `@OnPaymentEvent` handlers through the idempotency store (a handler that completed never runs again)
- * and throws when one did not finish, so BullMQ retries it with the configured backoff. Exhausted jobs
- * stay in the failed set. Completed jobs are kept for `retentionSeconds` (at most 100000 of them).
+ * This is the producer side of the queue part (registered only in queued mode): it opens on module
+ * init so deliveries can be enqueued once the app listens. Each job's id is the event id, so the queue
+ * itself refuses a second job for an event it still holds. The handlers run in `PaymentEventsWorker`
+ * (unless `worker: false`), which starts on bootstrap and stops before shutdown. Exhausted jobs stay
+ * in the failed set. Completed jobs are kept for `retentionSeconds` (at most 100000 of them).
  *
- * In inline mode the service exists but holds no queue: its methods reject with a
+ * Only when `forRootAsync` leaves the processing mode to its factory (no static `webhooksProcessing`)
+ * and the factory chose inline does it exist without a queue: its methods then reject with a
  * `PaymentsConfigurationError`.
  */
 @Injectable()
-export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class PaymentEventsQueue implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
   private readonly settings: ResolvedQueueOptions | undefined;
   private readonly retentionSeconds: number;
   private queue: Queue<PaymentEventJobData> | undefined;
-  private worker: Worker<PaymentEventJobData> | undefined;
   private owned: DuplicableRedisClient[] = [];
-  private workerConnection: object | undefined;
-  private bullmq: typeof import('bullmq') | undefined;
   private starting: Promise<void> | undefined;
   private stopObservingFailedJobs: () => void = () => undefined;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
-    @Optional() private readonly dispatcher?: PaymentEventsDispatcher,
+    @Optional() @Inject(PAYMENTS_QUEUE_WORKER) private readonly worker?: Pick<PaymentEventsWorker, 'status'>,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     this.settings = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
@@ -90,22 +84,15 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /**
-   * Starts the worker only once every module is initialised: the `@OnPaymentEvent` handlers are
-   * discovered in `onModuleInit`, and a job already waiting in Redis must not be dispatched before.
-   */
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.settings) return;
-    await this.onModuleInit();
-    if (this.settings.worker && !this.worker) this.startWorker(this.settings);
-  }
-
-  /**
    * Adds `event` as a job whose id is the event id, and resolves once Redis has accepted it.
    * `'duplicate'` when a job for this event is already queued, running, completed (within its
    * retention) or failed. Rejects when Redis does not accept it within `enqueueTimeoutMs`.
    */
-  async enqueue(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventEnqueueOutcome> {
+  async enqueue(input: PaymentEvent, receivedAt: Date): Promise<PaymentEventEnqueueOutcome> {
     const { queue, settings } = this.ready();
+    // The job id is the canonical (lower-case) event id, whoever calls: a case variant is the same event.
+    const canonicalId = input.id.toLowerCase();
+    const event = canonicalId === input.id ? input : { ...input, id: canonicalId };
     // A producer span; its traceparent travels in the job so the worker's span joins the same trace.
     return this.telemetry.enqueue(settings.name, event, (traceparent) =>
       withTimeout(
@@ -130,7 +117,7 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
   async ping(): Promise<{ failed: number; worker: 'running' | 'stopped' | 'off' }> {
     const { queue, settings } = this.ready();
     const failed = await queue.getFailedCount();
-    const worker = !settings.worker ? 'off' : this.worker?.isRunning() ? 'running' : 'stopped';
+    const worker = !settings.worker ? 'off' : (this.worker?.status ?? 'stopped');
     return { failed, worker };
   }
 
@@ -163,17 +150,9 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
     return true;
   }
 
-  /** Stops taking jobs and lets the running ones finish, before the HTTP server closes. */
-  async beforeApplicationShutdown(): Promise<void> {
-    await this.starting?.catch(() => undefined);
-    const worker = this.worker;
-    this.worker = undefined;
-    if (worker) await worker.close();
-  }
-
-  /** Closes the producer (no delivery can arrive any more) and the clients the module created. */
+  /** Closes the producer (no delivery can arrive any more; the worker stopped before) and the clients the module created. */
   async onApplicationShutdown(): Promise<void> {
-    await this.beforeApplicationShutdown();
+    await this.starting?.catch(() => undefined);
     this.stopObservingFailedJobs();
     this.stopObservingFailedJobs = () => undefined;
     const queue = this.queue;
@@ -181,41 +160,17 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
     if (queue) await queue.close();
     const owned = this.owned;
     this.owned = [];
-    await Promise.all(
-      // QUIT needs a live connection; one that is down or reconnecting is just stopped.
-      owned.map(async (client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())),
-    );
+    await closeOwnedClients(owned);
   }
 
   private async start(settings: ResolvedQueueOptions): Promise<void> {
-    const bullmq = await import('bullmq').catch((error: unknown) => {
-      throw new PaymentsConfigurationError(
-        'webhooks.processing.queue',
-        `needs the optional peer dependency bullmq, which could not be loaded (${error instanceof Error ? error.message : 'unknown error'})`,
-        'run `npm install bullmq ioredis`, or use processing: inline',
-      );
-    });
-    if (settings.worker && !this.dispatcher) {
-      throw new PaymentsConfigurationError(
-        'webhooks.processing.queue.worker',
-        'is on, but the webhook receiver (and its dispatcher) is not registered',
-        'configure `webhooks`, or pass worker: false to only enqueue',
-      );
-    }
-    if (usesKeyPrefix(settings.connection)) {
-      throw new PaymentsConfigurationError(
-        'webhooks.processing.queue.connection',
-        'uses an ioredis keyPrefix, which BullMQ does not support',
-        'pass a client or options without keyPrefix (the queue keeps its keys under bull:<name>:)',
-      );
-    }
-    this.bullmq = bullmq;
-    const connections = resolveQueueConnections(settings.connection, settings.worker);
+    const bullmq = await loadBullmq(settings);
+    const connections = resolveQueueConnections(settings.connection, false);
     this.owned = connections.owned;
-    this.workerConnection = connections.worker;
 
     this.queue = new bullmq.Queue<PaymentEventJobData>(settings.name, {
       connection: connections.producer,
+      prefix: settings.prefix,
       defaultJobOptions: {
         attempts: settings.attempts,
         backoff: settings.backoff,
@@ -228,40 +183,6 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationBootstrap,
     this.queue.on('error', (error) => this.logger.error(`Queue ${settings.name}: ${error.message}`));
     this.stopObservingFailedJobs = this.telemetry.observeFailedJobs(settings.name, () => this.failedCount());
     if (!settings.worker) this.logger.log(`Queue ${settings.name}: enqueue only (worker: false)`);
-  }
-
-  private startWorker(settings: ResolvedQueueOptions): void {
-    const bullmq = this.bullmq;
-    const dispatcher = this.dispatcher;
-    if (!bullmq || !dispatcher || !this.workerConnection) return;
-    this.worker = new bullmq.Worker<PaymentEventJobData>(settings.name, (job) => this.run(dispatcher, job), {
-      connection: this.workerConnection,
-      concurrency: settings.concurrency,
-      lockDuration: settings.lockDurationMs,
-      stalledInterval: settings.stalledIntervalMs,
-      // One stall (a worker died mid-job) puts the job back; a second one fails it for an operator.
-      maxStalledCount: 1,
-    });
-    this.worker.on('error', (error) => this.logger.error(`Worker of ${settings.name}: ${error.message}`));
-    this.worker.on('failed', (job, error) => {
-      if (!job) return;
-      const exhausted = job.attemptsMade >= (job.opts.attempts ?? 1);
-      const line = `Event ${job.id} (${job.name}) attempt ${job.attemptsMade}: ${error.message}`;
-      if (exhausted) this.logger.error(`${line}; attempts exhausted, kept in the failed set`);
-      else this.logger.warn(`${line}; will retry`);
-    });
-    this.logger.log(`Queue ${settings.name}: worker started (concurrency ${settings.concurrency})`);
-  }
-
-  /** The worker's job: dispatch with per-handler claims, and throw unless every handler finished. */
-  private async run(dispatcher: PaymentEventsDispatcher, job: Job<PaymentEventJobData>): Promise<{ outcome: DispatchOutcome }> {
-    const { event, receivedAt, traceparent } = job.data;
-    const attempt = job.attemptsMade + 1;
-    return this.telemetry.processJob(job.queueName, event, attempt, traceparent, async () => {
-      const result = await dispatcher.dispatch(event, { receivedAt: new Date(receivedAt), deliveryAttempt: attempt });
-      if (RETRY_OUTCOMES.has(result.outcome)) throw PaymentEventJobError.of(event, result);
-      return { outcome: result.outcome };
-    });
   }
 
   private ready(): { queue: Queue<PaymentEventJobData>; settings: ResolvedQueueOptions } {
@@ -297,7 +218,7 @@ function toFailedEvent(job: Job<PaymentEventJobData>): FailedPaymentEvent {
 async function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
+    timer = setTimeout(() => reject(new PaymentsError(message)), ms);
     timer.unref();
   });
   try {

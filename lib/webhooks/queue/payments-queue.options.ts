@@ -6,6 +6,12 @@ export interface PaymentsQueueOptions {
   connection: PaymentsQueueConnection;
   /** Queue name. Default 'payments-webhooks' (a named instance: 'payments-webhooks-<name>'). */
   name?: string;
+  /**
+   * BullMQ's key prefix: the queue's keys are `<prefix>:<name>:...`. Default 'bull'. On Redis Cluster
+   * (an ioredis `Cluster` connection) it must carry a hash tag, e.g. '{payments}', so that every key
+   * of the queue lives in one slot (BullMQ's scripts touch several at once); boot fails otherwise.
+   */
+  prefix?: string;
   /** Attempts per job, first included. Default 10. */
   attempts?: number;
   /** Backoff between job attempts. Default { type: 'exponential', delay: 1000 }. */

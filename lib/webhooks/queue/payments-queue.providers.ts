@@ -2,6 +2,8 @@ import { Inject, type InjectionToken, type Provider } from '@nestjs/common';
 import { getPaymentsInstanceToken } from '../../core/payments.instance.js';
 import { PaymentEventsQueueProcessor } from './payment-events-queue.processor.js';
 import { PaymentEventsQueue } from './payment-events.queue.js';
+import { PaymentEventsWorker } from './payment-events.worker.js';
+import { PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
 
 /**
  * The token of the `PaymentEventsQueue` of one module instance: the class for the unnamed instance,
@@ -24,11 +26,13 @@ export const InjectPaymentEventsQueue = (name?: string): PropertyDecorator & Par
 
 /**
  * The queue part, registered only in queued mode (`webhooks.processing: { queue }`): the producer
- * with the operator's failed/replay view, and its processor for the receiver.
+ * with the operator's failed/replay view and its processor for the receiver, and apart from them the
+ * worker (left out when `worker` is false; undefined: the options decide at boot).
  */
-export function createPaymentsQueuePart(name: string): { providers: Provider[]; exports: InjectionToken[] } {
+export function createPaymentsQueuePart(name: string, worker?: boolean): { providers: Provider[]; exports: InjectionToken[] } {
   const token = getPaymentEventsQueueToken(name);
   const providers: Provider[] = [PaymentEventsQueue, PaymentEventsQueueProcessor];
+  if (worker !== false) providers.push(PaymentEventsWorker, { provide: PAYMENTS_QUEUE_WORKER, useExisting: PaymentEventsWorker });
   if (token !== PaymentEventsQueue) providers.push({ provide: token, useExisting: PaymentEventsQueue });
   return { providers, exports: [token] };
 }

@@ -1,6 +1,13 @@
 import { DEFAULT_PAYMENTS_INSTANCE, DEFAULT_QUEUE_NAME } from '../../core/payments.defaults.js';
 import { fail, isObject, limit } from '../../errors/payments-option.checks.js';
 import type { ResolvedPaymentsQueueOptions } from './payments-queue.options.js';
+import { isClusterConnection } from './queue-connection.util.js';
+
+/** BullMQ's own default key prefix. */
+const DEFAULT_QUEUE_PREFIX = 'bull';
+
+/** A Redis Cluster hash tag: the part between the first '{' and the next '}', non-empty. */
+const HASH_TAG_RE = /\{[^}]+\}/;
 
 /** `'payments-webhooks'` for the unnamed instance, `'payments-webhooks-eu'` for the instance 'eu'. */
 export const defaultQueueName = (instance: string = DEFAULT_PAYMENTS_INSTANCE): string =>
@@ -28,13 +35,26 @@ export function validateProcessingQueue(p: unknown, instance: string = DEFAULT_P
   ) {
     fail('webhooks.processing.queue.backoff', "must be { type: 'exponential' | 'fixed', delay }", "pass { type: 'exponential', delay: 1000 }");
   }
+  if (q.prefix !== undefined && (typeof q.prefix !== 'string' || q.prefix === '' || /\s/.test(q.prefix))) {
+    fail('webhooks.processing.queue.prefix', 'must be a non-empty string without spaces', "pass a prefix such as 'bull' (default), or '{payments}' on Redis Cluster");
+  }
+  const prefix = (q.prefix as string | undefined) ?? DEFAULT_QUEUE_PREFIX;
+  const name = (q.name as string | undefined) ?? defaultQueueName(instance);
+  if (isClusterConnection(q.connection as object) && !HASH_TAG_RE.test(prefix) && !HASH_TAG_RE.test(name)) {
+    fail(
+      'webhooks.processing.queue.prefix',
+      `is '${prefix}', which has no {hash tag}, while the connection is a Redis Cluster: BullMQ's scripts touch several keys of the queue at once, and the cluster refuses them unless they share one slot`,
+      "pass a hash-tagged prefix such as prefix: '{payments}' (each queue of the cluster then lives in that tag's slot)",
+    );
+  }
   if (q.worker !== undefined && typeof q.worker !== 'boolean') {
     fail('webhooks.processing.queue.worker', 'must be a boolean', 'pass true to run a worker in this instance, false to only enqueue');
   }
   return {
     queue: {
       connection: q.connection as object,
-      name: (q.name as string | undefined) ?? defaultQueueName(instance),
+      name,
+      prefix,
       attempts: limit(q.attempts, 'webhooks.processing.queue.attempts', 10, { min: 1 }),
       backoff: backoff
         ? {

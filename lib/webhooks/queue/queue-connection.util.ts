@@ -18,6 +18,11 @@ export function isRedisClient(connection: PaymentsQueueConnection): connection i
   return typeof candidate.duplicate === 'function' && typeof candidate.quit === 'function';
 }
 
+/** Whether `connection` is an ioredis `Cluster` client (BullMQ then needs a hash-tagged prefix). */
+export function isClusterConnection(connection: PaymentsQueueConnection): boolean {
+  return isRedisClient(connection) && connection.isCluster === true;
+}
+
 /** Whether the client or options set an ioredis `keyPrefix` (BullMQ refuses it; it has its own `prefix`). */
 export function usesKeyPrefix(connection: PaymentsQueueConnection): boolean {
   const options = isRedisClient(connection)
@@ -60,6 +65,23 @@ export function resolveQueueConnections(connection: PaymentsQueueConnection, wit
     worker: { ...connection, maxRetriesPerRequest: null, enableOfflineQueue: true },
     owned: [],
   };
+}
+
+/**
+ * The worker's connection alone: the worker (`PaymentEventsWorker`) opens it on bootstrap, apart from
+ * the producer, and closes what it owns on shutdown.
+ */
+export function resolveWorkerConnection(connection: PaymentsQueueConnection): { worker: object; owned: DuplicableRedisClient[] } {
+  if (isRedisClient(connection)) {
+    const worker = duplicate(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true });
+    return { worker, owned: [worker] };
+  }
+  return { worker: { ...connection, maxRetriesPerRequest: null, enableOfflineQueue: true }, owned: [] };
+}
+
+/** Closes the clients the module created: QUIT on a live connection, a plain disconnect on one that is down or reconnecting. */
+export async function closeOwnedClients(owned: readonly DuplicableRedisClient[]): Promise<void> {
+  await Promise.all(owned.map(async (client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())));
 }
 
 /** `duplicate` with overrides, for a standalone client or a Cluster (whose node options are nested). */

@@ -115,7 +115,7 @@ describe('named instances: boot', () => {
     expect(() => {
       class TwoInstances {
         @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
-        @OnPaymentEvent('payment_intent.created', { name: 'us' })
+        @OnPaymentEvent('payment_intent.cancelled', { name: 'us' })
         paid(): void {}
       }
       return TwoInstances;
