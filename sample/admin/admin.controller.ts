@@ -1,4 +1,4 @@
-import { Controller, Get, Header, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post, Res, UseGuards, ConflictException } from '@nestjs/common';
+import { Controller, Get, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post, Res, UseGuards, ConflictException } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { OrdersService } from '../orders/orders.service.js';
 import { OrdersRepository } from '../orders/orders.repository.js';
@@ -27,9 +27,8 @@ export class AdminController {
   ) {}
 
   @Get()
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  @Header('Cache-Control', 'no-store')
   page(@Res({ passthrough: true }) res: HtmlResponse): string {
+    // Checked before any header is set: the 404 stays a plain JSON error.
     if (!this.guard.enabled) throw new NotFoundException('the operator view is disabled: set SHOP_ADMIN_TOKEN (16+ characters) and restart the app');
     const nonce = randomBytes(16).toString('base64');
     const csp = [
@@ -41,8 +40,11 @@ export class AdminController {
       "form-action 'none'",
       "frame-ancestors 'none'",
     ].join('; ');
-    if (res.setHeader) res.setHeader('Content-Security-Policy', csp);
-    else res.header?.('Content-Security-Policy', csp);
+    const headers: Record<string, string> = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': csp };
+    for (const [name, value] of Object.entries(headers)) {
+      if (res.setHeader) res.setHeader(name, value);
+      else res.header?.(name, value);
+    }
     return renderAdminPage(nonce);
   }
 

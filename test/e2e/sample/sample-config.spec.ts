@@ -59,4 +59,39 @@ describe('sample configuration (environment variables)', () => {
       expect((error as Error).message).toContain('PORT');
     }
   });
+  it('reads the shop settings: allowed origins, form timeout, developer panel, admin token, queue', () => {
+    const config = readSampleConfig({
+      ...sandbox,
+      SHOP_ALLOWED_ORIGINS: 'https://shop.example, http://127.0.0.1:3000',
+      SHOP_FORM_LOAD_TIMEOUT_MS: '2500',
+      SHOP_DEV_PANEL: 'true',
+      SHOP_ADMIN_TOKEN: 'a-long-enough-admin-token',
+      SAMPLE_QUEUE_REDIS_URL: 'redis://127.0.0.1:6379/2',
+      SAMPLE_QUEUE_ATTEMPTS: '3',
+    });
+    expect(config).toMatchObject({
+      checkout: { allowedOrigins: ['https://shop.example', 'http://127.0.0.1:3000'], formLoadTimeoutMs: 2500 },
+      shop: { devPanel: true },
+      admin: { token: 'a-long-enough-admin-token' },
+      queue: { redisUrl: 'redis://127.0.0.1:6379/2', name: 'sample-shop-webhooks', attempts: 3 },
+    });
+  });
+
+  it('leaves the shop extras off by default: derived origins, no developer panel, /admin disabled, inline processing', () => {
+    const config = readSampleConfig(sandbox);
+    expect(config.checkout).toMatchObject({ allowedOrigins: [], formLoadTimeoutMs: 6000 });
+    expect(config.shop.devPanel).toBe(false);
+    expect(config.admin.token).toBeUndefined();
+    expect(config.queue).toBeUndefined();
+  });
+
+  it.each([
+    ['SHOP_ALLOWED_ORIGINS', 'https://shop.example/checkout', 'scheme://host[:port]'],
+    ['SHOP_FORM_LOAD_TIMEOUT_MS', '50', 'between 500 and 60000'],
+    ['SHOP_ADMIN_TOKEN', 'short', 'at least 16 characters'],
+    ['SAMPLE_QUEUE_REDIS_URL', '127.0.0.1:6379', 'redis://'],
+  ])('refuses a bad %s at boot, naming the fix', (name, value, fix) => {
+    expect(() => readSampleConfig({ ...sandbox, [name]: value })).toThrow(SampleConfigError);
+    expect(() => readSampleConfig({ ...sandbox, [name]: value })).toThrow(fix);
+  });
 });
