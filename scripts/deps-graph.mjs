@@ -20,7 +20,10 @@ function sources() {
     const files = execFileSync('git', ['ls-tree', '-r', '--name-only', rev, 'lib'], { cwd: root, encoding: 'utf8' })
       .split('\n')
       .filter((file) => file.endsWith('.ts'));
-    return files.map((file) => [file, execFileSync('git', ['show', `${rev}:${file}`], { cwd: root, encoding: 'utf8' })]);
+    return files.map((file) => [
+      file,
+      execFileSync('git', ['show', `${rev}:${file}`], { cwd: root, encoding: 'utf8' }),
+    ]);
   }
   const out = [];
   const walk = (dir) => {
@@ -34,7 +37,8 @@ function sources() {
   return out;
 }
 
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^\s*import\s+['"](\.[^'"]+)['"]/gm;
+const SPECIFIER =
+  /(?:^|[\s;])(?:import|export)\s[^'"]*?from\s*['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^\s*import\s+['"](\.[^'"]+)['"]/gm;
 
 /** `lib/webhooks/queue/x.ts` -> `lib/webhooks/queue` (full) or `lib/webhooks` (areas); files at the root -> `lib`. */
 const folderOf = (file) => {
@@ -47,7 +51,9 @@ for (const [file, text] of sources()) {
   const from = folderOf(file);
   for (const match of text.matchAll(SPECIFIER)) {
     const specifier = match[1] ?? match[2] ?? match[3];
-    const target = normalize(join(dirname(file), specifier)).split('\\').join('/');
+    const target = normalize(join(dirname(file), specifier))
+      .split('\\')
+      .join('/');
     const to = folderOf(relative(root, join(root, target)));
     if (to === from) continue;
     const key = `${from} -> ${to}`;

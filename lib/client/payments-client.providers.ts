@@ -26,7 +26,8 @@ export function createPaymentsClientPart(
     {
       provide: PAYMENTS_CLIENT,
       // The telemetry (spans and metrics of each call) comes first; `resolve` gets the rest.
-      useFactory: (telemetry: PaymentsTelemetry, ...dependencies: never[]) => new PaymentsService(resolve(...dependencies), telemetry),
+      useFactory: (telemetry: PaymentsTelemetry, ...dependencies: never[]) =>
+        new PaymentsService(resolve(...dependencies), telemetry),
       inject: [PaymentsTelemetry, ...inject],
     },
   ];

@@ -26,4 +26,5 @@ export function getPaymentsServiceToken(name?: string): typeof PaymentsService |
  * @example
  * constructor(@InjectPaymentsService('eu') private readonly eu: PaymentsService) {}
  */
-export const InjectPaymentsService = (name?: string): PropertyDecorator & ParameterDecorator => Inject(getPaymentsServiceToken(name));
+export const InjectPaymentsService = (name?: string): PropertyDecorator & ParameterDecorator =>
+  Inject(getPaymentsServiceToken(name));

@@ -10,13 +10,25 @@ import type { ResolvedPaymentsClientOptions } from './payments-client.options.js
  */
 export function validatePaymentsClientOptions(raw: Record<string, unknown>): ResolvedPaymentsClientOptions {
   if (typeof raw.apiKey !== 'string' || raw.apiKey.trim() === '') {
-    fail('apiKey', raw.apiKey === undefined ? 'is missing' : 'must be a non-empty string', 'pass the secret API key from the dashboard, e.g. from an environment variable through ConfigService; never commit it');
+    fail(
+      'apiKey',
+      raw.apiKey === undefined ? 'is missing' : 'must be a non-empty string',
+      'pass the secret API key from the dashboard, e.g. from an environment variable through ConfigService; never commit it',
+    );
   }
   if (/[\s\u0000-\u001f\u007f]/.test(raw.apiKey as string)) {
-    fail('apiKey', 'contains whitespace or a control character (often a trailing newline from an env file or a secret mount)', 'trim the value before passing it, e.g. `config.getOrThrow<string>(\'PAYMENTS_API_KEY\').trim()`');
+    fail(
+      'apiKey',
+      'contains whitespace or a control character (often a trailing newline from an env file or a secret mount)',
+      "trim the value before passing it, e.g. `config.getOrThrow<string>('PAYMENTS_API_KEY').trim()`",
+    );
   }
   if (raw.environment !== 'sandbox' && raw.environment !== 'production') {
-    fail('environment', "must be 'sandbox' or 'production'", "pass environment: 'sandbox' with a sandbox key, or 'production' with a production key");
+    fail(
+      'environment',
+      "must be 'sandbox' or 'production'",
+      "pass environment: 'sandbox' with a sandbox key, or 'production' with a production key",
+    );
   }
   const environment = raw.environment as 'sandbox' | 'production';
   if (typeof raw.baseUrl !== 'string' || raw.baseUrl === '') {
@@ -32,35 +44,55 @@ export function validatePaymentsClientOptions(raw: Record<string, unknown>): Res
     fail('baseUrl', `has protocol ${url.protocol}`, 'pass an https:// URL');
   }
   if (url.search || url.hash || (raw.baseUrl as string).includes('?') || (raw.baseUrl as string).includes('#')) {
-    fail('baseUrl', 'contains a query string or a fragment', 'pass only the scheme, host and optional path prefix, e.g. https://sandbox.example.com/v1');
+    fail(
+      'baseUrl',
+      'contains a query string or a fragment',
+      'pass only the scheme, host and optional path prefix, e.g. https://sandbox.example.com/v1',
+    );
   }
   if (url.username || url.password) {
     fail('baseUrl', 'contains credentials', 'remove them: the API key goes in `apiKey`');
   }
   if (raw.allowInsecureHttp !== undefined && typeof raw.allowInsecureHttp !== 'boolean') {
-    fail('allowInsecureHttp', `must be a boolean, got ${kind(raw.allowInsecureHttp)}`, 'pass true only for the local simulator');
+    fail(
+      'allowInsecureHttp',
+      `must be a boolean, got ${kind(raw.allowInsecureHttp)}`,
+      'pass true only for the local simulator',
+    );
   }
   if (url.protocol === 'http:' && raw.allowInsecureHttp !== true) {
-    fail('baseUrl', 'uses plain http:, which would send the API key in clear', 'use https://, or set allowInsecureHttp: true for the local simulator only');
+    fail(
+      'baseUrl',
+      'uses plain http:, which would send the API key in clear',
+      'use https://, or set allowInsecureHttp: true for the local simulator only',
+    );
   }
   if (
     raw.apiVersion !== undefined &&
-    (typeof raw.apiVersion !== 'string' || raw.apiVersion.trim() === '' || /[\s\u0000-\u001f\u007f]/.test(raw.apiVersion))
+    (typeof raw.apiVersion !== 'string' ||
+      raw.apiVersion.trim() === '' ||
+      /[\s\u0000-\u001f\u007f]/.test(raw.apiVersion))
   ) {
     fail('apiVersion', 'must be a non-empty string', `omit it for the documented value '${DEFAULT_API_VERSION}'`);
   }
   if (raw.http !== undefined && !isObject(raw.http)) {
-    fail('http', `must be an object, got ${kind(raw.http)}`, 'pass { timeoutMs, maxRetries, maxRetryDelayMs } or omit it');
+    fail(
+      'http',
+      `must be an object, got ${kind(raw.http)}`,
+      'pass { timeoutMs, maxRetries, maxRetryDelayMs } or omit it',
+    );
   }
   const http = (raw.http ?? {}) as Record<string, unknown>;
   const runtime = raw.runtime;
   if (
     runtime !== undefined &&
-    (!isObject(runtime) || typeof runtime.now !== 'function' || typeof runtime.sleep !== 'function' || typeof runtime.random !== 'function')
+    (!isObject(runtime) ||
+      typeof runtime.now !== 'function' ||
+      typeof runtime.sleep !== 'function' ||
+      typeof runtime.random !== 'function')
   ) {
     fail('runtime', 'must have now(), sleep(ms) and random()', 'omit it outside tests');
   }
-
 
   return {
     apiKey: raw.apiKey as string,

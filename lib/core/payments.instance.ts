@@ -7,16 +7,21 @@ export const PAYMENTS_INSTANCE_NAME = Symbol('PAYMENTS_INSTANCE_NAME');
 export const PAYMENTS_INSTANCE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 
 /** Whether `name` designates the unnamed (default) instance. */
-export const isDefaultPaymentsInstance = (name: string | undefined): boolean => name === undefined || name === DEFAULT_PAYMENTS_INSTANCE;
+export const isDefaultPaymentsInstance = (name: string | undefined): boolean =>
+  name === undefined || name === DEFAULT_PAYMENTS_INSTANCE;
 
 /**
  * The token under which an instance exports one of its providers: the token itself for the unnamed
  * instance (so `constructor(payments: PaymentsService)` keeps working), a namespaced string for a
  * named one. Two instances are global at once, so their exports must not share a token.
  */
-export function getPaymentsInstanceToken<T extends abstract new (...args: never[]) => unknown>(token: T, name?: string): T | string {
+export function getPaymentsInstanceToken<T extends abstract new (...args: never[]) => unknown>(
+  token: T,
+  name?: string,
+): T | string {
   return isDefaultPaymentsInstance(name) ? token : `nestjs-payments:${name}:${token.name}`;
 }
 
 /** The key prefix of an instance in a store shared between instances: `''` for the unnamed one, `'eu:'` for 'eu'. */
-export const paymentsInstanceKeyPrefix = (name: string | undefined): string => (isDefaultPaymentsInstance(name) ? '' : `${name}:`);
+export const paymentsInstanceKeyPrefix = (name: string | undefined): string =>
+  isDefaultPaymentsInstance(name) ? '' : `${name}:`;

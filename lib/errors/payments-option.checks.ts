@@ -16,7 +16,8 @@ export const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Describes a value for an error message without echoing secrets (only its type). */
-export const kind = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value);
+export const kind = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value;
 
 /** A number option: `fallback` when omitted, else a finite number >= `min` (whole unless `integer: false`). */
 export function limit(
@@ -27,13 +28,21 @@ export function limit(
 ): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value)) {
-    return fail(option, `must be a finite number, got ${kind(value)}`, `pass a number >= ${min}, or omit it for the default (${fallback})`);
+    return fail(
+      option,
+      `must be a finite number, got ${kind(value)}`,
+      `pass a number >= ${min}, or omit it for the default (${fallback})`,
+    );
   }
   if (integer && !Number.isInteger(value)) {
     return fail(option, `must be a whole number, got ${value}`, `pass an integer >= ${min}`);
   }
   if (value < min) {
-    return fail(option, `must be >= ${min}, got ${value}`, `pass a number >= ${min}, or omit it for the default (${fallback})`);
+    return fail(
+      option,
+      `must be >= ${min}, got ${value}`,
+      `pass a number >= ${min}, or omit it for the default (${fallback})`,
+    );
   }
   return value;
 }

@@ -1,7 +1,10 @@
 import type { PaymentDeliveryListener } from './journal/payment-delivery-listener.interface.js';
 import type { PaymentsQueueOptions, ResolvedPaymentsQueueOptions } from './queue/payments-queue.options.js';
 import type { IdempotencyStore } from './stores/idempotency-store.interface.js';
-import type { PaymentsTransactionsOptions, ResolvedPaymentsTransactionsOptions } from './transactional/payments-transactions.options.js';
+import type {
+  PaymentsTransactionsOptions,
+  ResolvedPaymentsTransactionsOptions,
+} from './transactional/payments-transactions.options.js';
 import type { WebhookVerifier } from './verifiers/webhook-verifier.interface.js';
 
 export type PaymentsProcessingOptions = 'inline' | { queue: PaymentsQueueOptions };

@@ -1,4 +1,8 @@
-import { DEFAULT_PAYMENTS_INSTANCE, DEFAULT_RETENTION_SECONDS, DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
+import {
+  DEFAULT_PAYMENTS_INSTANCE,
+  DEFAULT_RETENTION_SECONDS,
+  DEFAULT_WEBHOOKS_PATH,
+} from '../core/payments.defaults.js';
 import { paymentsInstanceKeyPrefix } from '../core/payments.instance.js';
 import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
@@ -24,7 +28,11 @@ export function validateWebhooksOptions(
     );
   }
   if (!isObject(raw)) {
-    return fail('webhooks', `must be an object or false, got ${kind(raw)}`, 'pass `webhooks: { verifier }` or `webhooks: false`');
+    return fail(
+      'webhooks',
+      `must be an object or false, got ${kind(raw)}`,
+      'pass `webhooks: { verifier }` or `webhooks: false`',
+    );
   }
   const verifier = raw.verifier;
   if (!isObject(verifier) || typeof verifier.verify !== 'function') {
@@ -44,11 +52,19 @@ export function validateWebhooksOptions(
   let endpointIds: ReadonlySet<string> | undefined;
   if (raw.endpointIds !== undefined) {
     if (!Array.isArray(raw.endpointIds) || raw.endpointIds.length === 0) {
-      fail('webhooks.endpointIds', 'must be a non-empty array of webhook endpoint ids', 'pass the UUIDs of your endpoints, or omit it to accept any');
+      fail(
+        'webhooks.endpointIds',
+        'must be a non-empty array of webhook endpoint ids',
+        'pass the UUIDs of your endpoints, or omit it to accept any',
+      );
     }
     for (const id of raw.endpointIds as unknown[]) {
       if (!isUuid(id)) {
-        fail('webhooks.endpointIds', 'contains a value that is not a UUID', 'pass the `id` of each WebhookEndpoint (a UUID)');
+        fail(
+          'webhooks.endpointIds',
+          'contains a value that is not a UUID',
+          'pass the `id` of each WebhookEndpoint (a UUID)',
+        );
       }
     }
     endpointIds = new Set((raw.endpointIds as string[]).map((id) => id.toLowerCase()));
@@ -56,26 +72,48 @@ export function validateWebhooksOptions(
   const store = raw.store;
   if (
     store !== undefined &&
-    (!isObject(store) || typeof store.claim !== 'function' || typeof store.complete !== 'function' || typeof store.release !== 'function')
+    (!isObject(store) ||
+      typeof store.claim !== 'function' ||
+      typeof store.complete !== 'function' ||
+      typeof store.release !== 'function')
   ) {
-    fail('webhooks.store', 'must implement IdempotencyStore (claim, complete, release)', 'pass `new MemoryIdempotencyStore()`, `new RedisIdempotencyStore(redis)` or omit it');
+    fail(
+      'webhooks.store',
+      'must implement IdempotencyStore (claim, complete, release)',
+      'pass `new MemoryIdempotencyStore()`, `new RedisIdempotencyStore(redis)` or omit it',
+    );
   }
   const deliveryListener = raw.deliveryListener;
   if (
     deliveryListener !== undefined &&
-    (!isObject(deliveryListener) || (typeof deliveryListener.onDelivery !== 'function' && typeof deliveryListener.onDispatch !== 'function'))
+    (!isObject(deliveryListener) ||
+      (typeof deliveryListener.onDelivery !== 'function' && typeof deliveryListener.onDispatch !== 'function'))
   ) {
-    fail('webhooks.deliveryListener', 'must implement PaymentDeliveryListener (onDelivery and/or onDispatch)', 'pass `new PaymentDeliveryJournal()` or omit it');
+    fail(
+      'webhooks.deliveryListener',
+      'must implement PaymentDeliveryListener (onDelivery and/or onDispatch)',
+      'pass `new PaymentDeliveryJournal()` or omit it',
+    );
   }
   if (raw.logDeliveries !== undefined && typeof raw.logDeliveries !== 'boolean') {
-    fail('webhooks.logDeliveries', `must be a boolean, got ${kind(raw.logDeliveries)}`, 'pass true for one line per delivery, or omit it (false)');
+    fail(
+      'webhooks.logDeliveries',
+      `must be a boolean, got ${kind(raw.logDeliveries)}`,
+      'pass true for one line per delivery, or omit it (false)',
+    );
   }
   if (raw.requireHttps !== undefined && typeof raw.requireHttps !== 'boolean') {
-    fail('webhooks.requireHttps', `must be a boolean, got ${kind(raw.requireHttps)}`, 'pass true or false, or omit it (true in production)');
+    fail(
+      'webhooks.requireHttps',
+      `must be a boolean, got ${kind(raw.requireHttps)}`,
+      'pass true or false, or omit it (true in production)',
+    );
   }
 
   const processing: ResolvedWebhooksOptions['processing'] =
-    raw.processing === undefined || raw.processing === 'inline' ? 'inline' : validateProcessingQueue(raw.processing, instance);
+    raw.processing === undefined || raw.processing === 'inline'
+      ? 'inline'
+      : validateProcessingQueue(raw.processing, instance);
 
   return {
     storeKeyPrefix: paymentsInstanceKeyPrefix(instance),

@@ -6,7 +6,9 @@ import { usesKeyPrefix } from './queue-connection.util.js';
  * Loads the optional peer bullmq (for the producer and the worker alike) and refuses a connection
  * BullMQ cannot use, with a `PaymentsConfigurationError` naming the fix.
  */
-export async function loadBullmq(settings: Pick<ResolvedPaymentsQueueOptions, 'connection'>): Promise<typeof import('bullmq')> {
+export async function loadBullmq(
+  settings: Pick<ResolvedPaymentsQueueOptions, 'connection'>,
+): Promise<typeof import('bullmq')> {
   const bullmq = await import('bullmq').catch((error: unknown) => {
     throw new PaymentsConfigurationError(
       'webhooks.processing.queue',

@@ -109,7 +109,10 @@ export class PaymentEventsWorker implements OnApplicationBootstrap, BeforeApplic
     const { event, receivedAt, traceparent } = job.data;
     const attempt = job.attemptsMade + 1;
     return this.telemetry.processJob(job.queueName, event, attempt, traceparent, async () => {
-      const result = await this.dispatcher.dispatch(event, { receivedAt: new Date(receivedAt), deliveryAttempt: attempt });
+      const result = await this.dispatcher.dispatch(event, {
+        receivedAt: new Date(receivedAt),
+        deliveryAttempt: attempt,
+      });
       if (RETRY_OUTCOMES.has(result.outcome)) throw PaymentEventJobError.of(event, result);
       return { outcome: result.outcome };
     });

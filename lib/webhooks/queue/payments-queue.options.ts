@@ -29,4 +29,6 @@ export interface PaymentsQueueOptions {
 }
 
 /** The queue options after validation, with every default filled in. */
-export type ResolvedPaymentsQueueOptions = Required<Omit<PaymentsQueueOptions, 'connection'>> & { connection: PaymentsQueueConnection };
+export type ResolvedPaymentsQueueOptions = Required<Omit<PaymentsQueueOptions, 'connection'>> & {
+  connection: PaymentsQueueConnection;
+};

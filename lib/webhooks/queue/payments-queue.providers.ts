@@ -22,17 +22,22 @@ export function getPaymentEventsQueueToken(name?: string): typeof PaymentEventsQ
  * @example
  * constructor(@InjectPaymentEventsQueue('eu') private readonly euEvents: PaymentEventsQueue) {}
  */
-export const InjectPaymentEventsQueue = (name?: string): PropertyDecorator & ParameterDecorator => Inject(getPaymentEventsQueueToken(name));
+export const InjectPaymentEventsQueue = (name?: string): PropertyDecorator & ParameterDecorator =>
+  Inject(getPaymentEventsQueueToken(name));
 
 /**
  * The queue part, registered only in queued mode (`webhooks.processing: { queue }`): the producer
  * with the operator's failed/replay view and its processor for the receiver, and apart from them the
  * worker (left out when `worker` is false; undefined: the options decide at boot).
  */
-export function createPaymentsQueuePart(name: string, worker?: boolean): { providers: Provider[]; exports: InjectionToken[] } {
+export function createPaymentsQueuePart(
+  name: string,
+  worker?: boolean,
+): { providers: Provider[]; exports: InjectionToken[] } {
   const token = getPaymentEventsQueueToken(name);
   const providers: Provider[] = [PaymentEventsQueue, PaymentEventsQueueProcessor];
-  if (worker !== false) providers.push(PaymentEventsWorker, { provide: PAYMENTS_QUEUE_WORKER, useExisting: PaymentEventsWorker });
+  if (worker !== false)
+    providers.push(PaymentEventsWorker, { provide: PAYMENTS_QUEUE_WORKER, useExisting: PaymentEventsWorker });
   if (token !== PaymentEventsQueue) providers.push({ provide: token, useExisting: PaymentEventsQueue });
   return { providers, exports: [token] };
 }

@@ -17,26 +17,42 @@ export const defaultQueueName = (instance: string = DEFAULT_PAYMENTS_INSTANCE): 
  * Validates `webhooks.processing` when it is not 'inline' (the queue part's options) and fills in the
  * defaults. The queue name defaults per instance, so two instances never share a queue by accident.
  */
-export function validateProcessingQueue(p: unknown, instance: string = DEFAULT_PAYMENTS_INSTANCE): { queue: ResolvedPaymentsQueueOptions } {
+export function validateProcessingQueue(
+  p: unknown,
+  instance: string = DEFAULT_PAYMENTS_INSTANCE,
+): { queue: ResolvedPaymentsQueueOptions } {
   if (!isObject(p) || !isObject(p.queue)) {
-    fail('webhooks.processing', "must be 'inline' or { queue: { connection } }", "pass 'inline' (default) or { queue: { connection: redisClientOrOptions } }");
+    fail(
+      'webhooks.processing',
+      "must be 'inline' or { queue: { connection } }",
+      "pass 'inline' (default) or { queue: { connection: redisClientOrOptions } }",
+    );
   }
   const q = (p as { queue: Record<string, unknown> }).queue;
   if (!isObject(q.connection)) {
     fail('webhooks.processing.queue.connection', 'is required', 'pass an ioredis client or ioredis connection options');
   }
   if (q.name !== undefined && (typeof q.name !== 'string' || q.name === '' || q.name.includes(':'))) {
-    fail('webhooks.processing.queue.name', 'must be a non-empty string without ":"', "pass a name such as 'payments-webhooks'");
+    fail(
+      'webhooks.processing.queue.name',
+      'must be a non-empty string without ":"',
+      "pass a name such as 'payments-webhooks'",
+    );
   }
   const backoff = q.backoff;
-  if (
-    backoff !== undefined &&
-    (!isObject(backoff) || (backoff.type !== 'exponential' && backoff.type !== 'fixed'))
-  ) {
-    fail('webhooks.processing.queue.backoff', "must be { type: 'exponential' | 'fixed', delay }", "pass { type: 'exponential', delay: 1000 }");
+  if (backoff !== undefined && (!isObject(backoff) || (backoff.type !== 'exponential' && backoff.type !== 'fixed'))) {
+    fail(
+      'webhooks.processing.queue.backoff',
+      "must be { type: 'exponential' | 'fixed', delay }",
+      "pass { type: 'exponential', delay: 1000 }",
+    );
   }
   if (q.prefix !== undefined && (typeof q.prefix !== 'string' || q.prefix === '' || /\s/.test(q.prefix))) {
-    fail('webhooks.processing.queue.prefix', 'must be a non-empty string without spaces', "pass a prefix such as 'bull' (default), or '{payments}' on Redis Cluster");
+    fail(
+      'webhooks.processing.queue.prefix',
+      'must be a non-empty string without spaces',
+      "pass a prefix such as 'bull' (default), or '{payments}' on Redis Cluster",
+    );
   }
   const prefix = (q.prefix as string | undefined) ?? DEFAULT_QUEUE_PREFIX;
   const name = (q.name as string | undefined) ?? defaultQueueName(instance);
@@ -48,7 +64,11 @@ export function validateProcessingQueue(p: unknown, instance: string = DEFAULT_P
     );
   }
   if (q.worker !== undefined && typeof q.worker !== 'boolean') {
-    fail('webhooks.processing.queue.worker', 'must be a boolean', 'pass true to run a worker in this instance, false to only enqueue');
+    fail(
+      'webhooks.processing.queue.worker',
+      'must be a boolean',
+      'pass true to run a worker in this instance, false to only enqueue',
+    );
   }
   return {
     queue: {

@@ -48,11 +48,17 @@ async function startKeyRecorder(): Promise<KeyRecorder> {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
       return;
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id, state: 'succeeded', amount: 100, capture_method: 'automatic' }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ id, state: 'succeeded', amount: 100, capture_method: 'automatic' }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  return { baseUrl: `http://127.0.0.1:${port}`, keys, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    keys,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** Which handler ran for which event id, in order. */
@@ -95,7 +101,8 @@ class Registries {
   ) {}
 }
 
-const signFor = (secret: string, event: PaymentEvent): SignedWebhook => signWebhook(event, { scheme: 'standard-webhooks', secret });
+const signFor = (secret: string, event: PaymentEvent): SignedWebhook =>
+  signWebhook(event, { scheme: 'standard-webhooks', secret });
 
 describe.each(['express', 'fastify'] as const)('two named instances in one app on %s', (adapterName: AdapterName) => {
   const logger = new CapturingLogger();
@@ -117,7 +124,11 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
           environment: 'sandbox',
           baseUrl: directService.baseUrl,
           allowInsecureHttp: true,
-          webhooks: { path: DEFAULT_PATH, verifier: standardWebhooksVerifier({ secrets: DEFAULT_SECRET }), store: sharedStore },
+          webhooks: {
+            path: DEFAULT_PATH,
+            verifier: standardWebhooksVerifier({ secrets: DEFAULT_SECRET }),
+            store: sharedStore,
+          },
         }),
         // The named instance through forRootAsync: name and route are static, the rest comes from the factory.
         PaymentsModule.forRootAsync({
@@ -157,11 +168,17 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
 
   it("[W4] a delivery to one route runs only that instance's handlers", async () => {
     const event = createPaymentEvent('payment_intent.succeeded');
-    expect(await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+    expect(await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'handled' },
+    });
     expect(handlers.runs).toEqual([{ handler: 'default', eventId: event.id }]);
 
     const euEvent = createPaymentEvent('payment_intent.succeeded');
-    expect(await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, euEvent))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+    expect(await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, euEvent))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'handled' },
+    });
     expect(handlers.runs).toEqual([
       { handler: 'default', eventId: event.id },
       { handler: 'eu', eventId: euEvent.id },
@@ -170,11 +187,23 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
 
   it('[W4] the same event id on both routes is two events, each exactly once (even with one shared store)', async () => {
     const event = createPaymentEvent('payment_intent.succeeded');
-    expect((await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).body).toEqual({ received: true, outcome: 'handled' });
-    expect((await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, event))).body).toEqual({ received: true, outcome: 'handled' });
+    expect((await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).body).toEqual({
+      received: true,
+      outcome: 'handled',
+    });
+    expect((await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, event))).body).toEqual({
+      received: true,
+      outcome: 'handled',
+    });
     // Redeliveries on each route are duplicates of that route's event only.
-    expect((await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).body).toEqual({ received: true, outcome: 'duplicate' });
-    expect((await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, event))).body).toEqual({ received: true, outcome: 'duplicate' });
+    expect((await post(`${base}/${DEFAULT_PATH}`, signFor(DEFAULT_SECRET, event))).body).toEqual({
+      received: true,
+      outcome: 'duplicate',
+    });
+    expect((await post(`${base}/${EU_PATH}`, signFor(EU_SECRET, event))).body).toEqual({
+      received: true,
+      outcome: 'duplicate',
+    });
     expect(handlers.runs).toEqual([
       { handler: 'default', eventId: event.id },
       { handler: 'eu', eventId: event.id },

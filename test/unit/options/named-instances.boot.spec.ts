@@ -53,7 +53,10 @@ describe('named instances: boot', () => {
   };
 
   it('refuses two unnamed instances, naming `name` and the fix', async () => {
-    const error = await bootError([PaymentsModule.forRoot(options('sk_test_a')), PaymentsModule.forRoot(options('sk_test_b'))]);
+    const error = await bootError([
+      PaymentsModule.forRoot(options('sk_test_a')),
+      PaymentsModule.forRoot(options('sk_test_b')),
+    ]);
     expect(error.option).toBe('name');
     expect(error.message).toContain("PaymentsModule.forRoot({ name: 'eu', ... })");
   });
@@ -78,23 +81,39 @@ describe('named instances: boot', () => {
   });
 
   it('refuses two instances on one queue name', async () => {
-    const queue = { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, name: 'shared-queue', worker: false };
+    const queue = {
+      connection: { host: '127.0.0.1', port: 6379, lazyConnect: true },
+      name: 'shared-queue',
+      worker: false,
+    };
     const error = await bootError([
       PaymentsModule.forRoot(options('sk_test_a', { verifier, processing: { queue } })),
-      PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_b', { verifier, path: 'payments/eu', processing: { queue } }) }),
+      PaymentsModule.forRoot({
+        name: 'eu',
+        ...options('sk_test_b', { verifier, path: 'payments/eu', processing: { queue } }),
+      }),
     ]);
     expect(error.option).toBe('webhooks.processing.queue.name');
   });
 
-  it.each([['has space'], [''], ['-leading'], ['a:b']])('refuses the instance name %p when the module is defined', (name) => {
-    expect(() => PaymentsModule.forRoot({ name, ...options('sk_test_a') })).toThrow(PaymentsConfigurationError);
-    expect(() => PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), webhooksPath: false })).toThrow(/`name`/);
-  });
+  it.each([['has space'], [''], ['-leading'], ['a:b']])(
+    'refuses the instance name %p when the module is defined',
+    (name) => {
+      expect(() => PaymentsModule.forRoot({ name, ...options('sk_test_a') })).toThrow(PaymentsConfigurationError);
+      expect(() =>
+        PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), webhooksPath: false }),
+      ).toThrow(/`name`/);
+    },
+  );
 
   it('forRootAsync with a name exports its client under getPaymentsServiceToken(name) only', async () => {
     const moduleRef = await boot([
       PaymentsModule.forRoot(options('sk_test_default')),
-      PaymentsModule.forRootAsync({ name: 'live', useFactory: async () => options('sk_live_key'), webhooksPath: false }),
+      PaymentsModule.forRootAsync({
+        name: 'live',
+        useFactory: async () => options('sk_live_key'),
+        webhooksPath: false,
+      }),
     ]);
     const live = moduleRef.get<PaymentsService>(getPaymentsServiceToken('live'));
     expect(live).toBeInstanceOf(PaymentsService);
@@ -107,8 +126,12 @@ describe('named instances: boot', () => {
     const queued = { verifier, processing: { queue: { connection: {} } } };
     const unnamed = validatePaymentsOptions(options('sk_test_a', queued));
     const eu = validatePaymentsOptions(options('sk_test_a', queued), 'eu');
-    expect(unnamed.webhooks && unnamed.webhooks.processing !== 'inline' && unnamed.webhooks.processing.queue.name).toBe('payments-webhooks');
-    expect(eu.webhooks && eu.webhooks.processing !== 'inline' && eu.webhooks.processing.queue.name).toBe('payments-webhooks-eu');
+    expect(unnamed.webhooks && unnamed.webhooks.processing !== 'inline' && unnamed.webhooks.processing.queue.name).toBe(
+      'payments-webhooks',
+    );
+    expect(eu.webhooks && eu.webhooks.processing !== 'inline' && eu.webhooks.processing.queue.name).toBe(
+      'payments-webhooks-eu',
+    );
   });
 
   it('refuses one method bound to two instances', () => {
@@ -154,7 +177,9 @@ describe('parts: what an instance registers', () => {
   it('queued processing adds the queue part, exported under the instance token', async () => {
     const queue = { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, worker: false };
     const module = PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a', { verifier, processing: { queue } }) });
-    expect(module.exports).toEqual(expect.arrayContaining([getPaymentEventsQueueToken('eu'), getPaymentEventsRegistryToken('eu')]));
+    expect(module.exports).toEqual(
+      expect.arrayContaining([getPaymentEventsQueueToken('eu'), getPaymentEventsRegistryToken('eu')]),
+    );
     expect(module.exports).not.toContain(PaymentEventsQueue);
     const moduleRef = await compile(module);
     expect(moduleRef.get(getPaymentEventsQueueToken('eu'))).toBeInstanceOf(PaymentEventsQueue);
@@ -163,7 +188,8 @@ describe('parts: what an instance registers', () => {
   it('forRootAsync({ webhooksProcessing: "inline" }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
     const module = PaymentsModule.forRootAsync({
       webhooksProcessing: 'inline',
-      useFactory: () => options('sk_test_a', { verifier, processing: { queue: { connection: { lazyConnect: true }, worker: false } } }),
+      useFactory: () =>
+        options('sk_test_a', { verifier, processing: { queue: { connection: { lazyConnect: true }, worker: false } } }),
     });
     const error = await Test.createTestingModule({ imports: [module] })
       .compile()
@@ -192,6 +218,7 @@ function containsString(value: unknown, secret: string, seen = new Set<unknown>(
   if (typeof value === 'string') return value.includes(secret);
   if (typeof value !== 'object' || value === null || seen.has(value) || depth > 8) return false;
   seen.add(value);
-  const children: unknown[] = value instanceof Map ? [...value.values()] : value instanceof Set ? [...value] : Object.values(value as object);
+  const children: unknown[] =
+    value instanceof Map ? [...value.values()] : value instanceof Set ? [...value] : Object.values(value as object);
   return children.some((child) => containsString(child, secret, seen, depth + 1));
 }
