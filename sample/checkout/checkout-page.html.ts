@@ -212,8 +212,12 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
    * Mounts the embedded form for one checkout session, hands it the embed token, and polls the
    * server-side record until a webhook settles it. The confirm result only switches to "processing".
    */
+  var current = { order: 0, setup: 0 };
   function runCheckout(opts) {
     var session = opts.checkout;
+    // A newer checkout of the same kind takes over the status line; this one stops polling.
+    var generation = ++current[opts.kind];
+    function superseded() { return current[opts.kind] !== generation; }
     var frame = document.createElement('iframe');
     frame.title = 'Secure payment form';
     frame.id = opts.kind + '-iframe';
@@ -248,7 +252,7 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
     window.addEventListener('message', onMessage);
 
     function failLoad(blocked) {
-      if (ready || settled || failedToLoad) return;
+      if (ready || settled || failedToLoad || superseded()) return;
       failedToLoad = true;
       stage('form-error');
       frame.remove();
@@ -274,8 +278,9 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
 
     var actionShown = false;
     function poll() {
-      if (failedToLoad) return;
+      if (failedToLoad || superseded()) return;
       json('GET', opts.pollUrl).then(function (record) {
+        if (superseded()) return;
         if (dev && opts.kind === 'order') {
           var notes = document.getElementById('order-notes');
           notes.textContent = '';
@@ -300,10 +305,17 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
           stage('action');
           frame.remove();
           show(opts.statusEl, 'action', TEXT.order.action, cancelButton(record.id));
+          // The shopper may start another order meanwhile.
+          opts.onSettled();
         }
         if (Date.now() - started > POLL_LIMIT_MS) {
           if (!actionShown) show(opts.statusEl, 'pending', TEXT[opts.kind].pending);
           finish();
+          return;
+        }
+        if (actionShown) {
+          // Waiting for the bank or the merchant: look less often.
+          setTimeout(poll, POLL_MS * 5);
           return;
         }
         if (!confirmed && !actionShown) show(opts.statusEl, 'waiting', TEXT[opts.kind].waiting);

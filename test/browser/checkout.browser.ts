@@ -140,6 +140,8 @@ describe('sample checkout page in a browser', () => {
     const orderId = await page.locator('body').getAttribute('data-order-id');
     expect(orderOf(stack, orderId)).toMatchObject({ status: 'pending', action: 'requires_capture' });
     for (const state of STATE_NAMES) expect(await visibleText(page)).not.toContain(state);
+    // Not stuck: the shopper can start another order meanwhile.
+    await expect(page.locator('#buy').isEnabled()).resolves.toBe(true);
 
     await page.locator('#cancel-order').click();
     await page.locator('#order-status[data-status="cancelled"]').waitFor({ timeout: 30_000 });
