@@ -87,6 +87,8 @@ export function routeTemplate(path: string): string {
 
 interface Instruments {
   tracer: Tracer;
+  /** False when no meter provider was registered at boot: the instruments are the API's no-ops, so no attributes are built. */
+  metrics: boolean;
   deliveries: Counter;
   rejections: Counter;
   handlerDuration: Histogram;
@@ -145,6 +147,8 @@ export class PaymentsTelemetry {
     if (!api || !i) return NOOP_DELIVERY;
     const parent = api.context.active();
     const span = i.tracer.startSpan(PaymentsSpanNames.delivery, { kind: api.SpanKind.INTERNAL }, parent);
+    // No SDK (or not sampled) and no meter: nothing to record, nothing to allocate per delivery.
+    if (!span.isRecording() && !i.metrics) return NOOP_DELIVERY;
     return new DeliveryTelemetry(api, i, span, parent);
   }
 
@@ -157,24 +161,23 @@ export class PaymentsTelemetry {
     const i = this.#i;
     if (!api || !i) return fn();
     const parent = api.context.active();
-    const span = i.tracer.startSpan(
-      PaymentsSpanNames.handler,
-      { kind: api.SpanKind.INTERNAL, attributes: { [A.handlerId]: handlerId, [A.eventId]: event.id, [A.eventType]: event.event } },
-      parent,
-    );
+    const span = i.tracer.startSpan(PaymentsSpanNames.handler, { kind: api.SpanKind.INTERNAL }, parent);
+    const recording = span.isRecording();
+    if (recording) span.setAttributes({ [A.handlerId]: handlerId, [A.eventId]: event.id, [A.eventType]: event.event });
     let result: R;
     try {
-      result = await api.context.with(api.trace.setSpan(parent, span), fn);
+      // A span that records nothing need not be made active: its children would record nothing either.
+      result = recording ? await api.context.with(api.trace.setSpan(parent, span), fn) : await fn();
     } catch (error) {
       span.setAttribute(A.errorType, errorType(error));
       span.setStatus({ code: api.SpanStatusCode.ERROR, message: errorType(error) });
       span.end();
       throw error;
     }
-    if (result.durationMs !== undefined) {
+    if (i.metrics && result.durationMs !== undefined) {
       i.handlerDuration.record(result.durationMs / 1000, { [A.handlerId]: handlerId, [A.handlerResult]: result.status });
     }
-    if (span.isRecording()) {
+    if (recording) {
       span.setAttribute(A.handlerResult, result.status);
       if (result.attempt !== undefined) span.setAttribute(A.handlerAttempt, result.attempt);
       if (result.durationMs !== undefined) span.setAttribute(A.handlerDurationMs, result.durationMs);
@@ -190,7 +193,7 @@ export class PaymentsTelemetry {
 
   /** Counts a failed idempotency store call (`payments.store.errors`). */
   storeError(operation: TelemetryStoreOperation): void {
-    this.#i?.storeErrors.add(1, { [A.storeOperation]: operation });
+    if (this.#i?.metrics) this.#i.storeErrors.add(1, { [A.storeOperation]: operation });
   }
 
   /**
@@ -285,6 +288,7 @@ export class PaymentsTelemetry {
     const api = this.#api;
     const i = this.#i;
     if (!api || !i) return NOOP_CLIENT_CALL;
+    const parent = api.context.active();
     const template = routeTemplate(path);
     const base: Attributes = {
       [A.httpRequestMethod]: method,
@@ -292,8 +296,8 @@ export class PaymentsTelemetry {
       [A.serverAddress]: server.address,
       [A.serverPort]: server.port,
     };
-    const parent = api.context.active();
     const span = i.tracer.startSpan(`${method} ${template}`, { kind: api.SpanKind.CLIENT, attributes: base }, parent);
+    if (!span.isRecording() && !i.metrics) return NOOP_CLIENT_CALL;
     return new ClientCallTelemetry(api, i, span, api.trace.setSpan(parent, span), base);
   }
 }
@@ -316,21 +320,24 @@ class DeliveryTelemetry implements PaymentsDeliveryTelemetry {
   }
 
   run<T>(fn: () => Promise<T>): Promise<T> {
+    if (!this.span.isRecording()) return fn();
     return this.api.context.with(this.api.trace.setSpan(this.parent, this.span), fn);
   }
 
   end(outcome: string, status: number): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.i.deliveries.add(1, { [A.outcome]: outcome, [A.httpResponseStatusCode]: status });
+    if (this.i.metrics) this.i.deliveries.add(1, { [A.outcome]: outcome, [A.httpResponseStatusCode]: status });
     this.finish(outcome, status);
   }
 
   rejected(status: number, reason: string): void {
     if (this.#ended) return;
     this.#ended = true;
-    this.i.deliveries.add(1, { [A.outcome]: 'rejected', [A.httpResponseStatusCode]: status });
-    this.i.rejections.add(1, { [A.rejectionReason]: reason, [A.httpResponseStatusCode]: status });
+    if (this.i.metrics) {
+      this.i.deliveries.add(1, { [A.outcome]: 'rejected', [A.httpResponseStatusCode]: status });
+      this.i.rejections.add(1, { [A.rejectionReason]: reason, [A.httpResponseStatusCode]: status });
+    }
     if (this.span.isRecording()) {
       this.span.setAttribute(A.rejectionReason, reason);
       if (!this.#verified) this.span.setAttribute(A.verification, reason);
@@ -372,9 +379,10 @@ class ClientCallTelemetry implements PaymentsClientCallTelemetry {
     try {
       outcome = await this.api.context.with(this.active, fn);
     } catch (error) {
-      this.i.clientDuration.record((performance.now() - started) / 1000, { ...this.base, [A.errorType]: errorType(error) });
+      if (this.i.metrics) this.i.clientDuration.record((performance.now() - started) / 1000, { ...this.base, [A.errorType]: errorType(error) });
       throw error;
     }
+    if (!this.i.metrics) return outcome;
     const seconds = (performance.now() - started) / 1000;
     if (outcome.kind === 'answer') {
       const attributes: Attributes = { ...this.base, [A.httpResponseStatusCode]: outcome.status };
@@ -389,7 +397,7 @@ class ClientCallTelemetry implements PaymentsClientCallTelemetry {
   retry(waitMs: number, reason: string): void {
     const wait = Math.round(waitMs);
     this.#waitMs += wait;
-    this.i.clientRetries.add(1, { [A.httpRequestMethod]: this.base[A.httpRequestMethod], [A.urlTemplate]: this.base[A.urlTemplate], [A.clientRetryReason]: reason });
+    if (this.i.metrics) this.i.clientRetries.add(1, { [A.httpRequestMethod]: this.base[A.httpRequestMethod], [A.urlTemplate]: this.base[A.urlTemplate], [A.clientRetryReason]: reason });
     if (this.span.isRecording()) {
       this.span.addEvent(PAYMENTS_CLIENT_RETRY_EVENT, { [A.clientRetryReason]: reason, [A.clientRetryWaitMs]: wait, [A.clientAttempts]: this.#attempts });
     }
@@ -407,7 +415,7 @@ class ClientCallTelemetry implements PaymentsClientCallTelemetry {
       error = result.code;
     }
     if (error !== undefined) attributes[A.errorType] = error;
-    this.i.clientRequests.add(1, attributes);
+    if (this.i.metrics) this.i.clientRequests.add(1, attributes);
     if (this.span.isRecording()) {
       this.span.setAttributes({
         ...attributes,
@@ -426,6 +434,7 @@ function createInstruments(api: OtelApi): Instruments {
   const durationAdvice = { advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {
     tracer: api.trace.getTracer(PAYMENTS_TELEMETRY_SCOPE),
+    metrics: meter !== api.createNoopMeter(),
     deliveries: meter.createCounter(PaymentsMetricNames.deliveries, {
       unit: '{delivery}',
       description: 'Webhook deliveries answered, by outcome and HTTP status.',
