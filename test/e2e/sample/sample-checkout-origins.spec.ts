@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { resolveCheckoutFraming } from '../../../sample/checkout/checkout-framing.js';
+import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import type { CheckoutSession, OrderView } from './sample-http.helpers.js';
 import { requestJson, startSampleStack, type SampleStack } from './sample-stack.fixture.js';
 
@@ -103,5 +104,41 @@ describe('sample merchant app with SHOP_ALLOWED_ORIGINS', () => {
     const origin = `http://127.0.0.1:${port}`;
     const answer = await requestJson<{ checkout: CheckoutSession }>('POST', `${origin}/orders`, { amount: 1999 }, { origin });
     expect(answer.body.checkout.frameAncestors).toEqual(['http://shop.test:8443', `http://localhost:${port}`]);
+  });
+});
+
+describe('sample merchant app: the server log names the fix when the form cannot load', () => {
+  let stack: SampleStack;
+  const logger = new CapturingLogger();
+
+  beforeAll(async () => {
+    stack = await startSampleStack({ env: { SHOP_ALLOWED_ORIGINS: 'http://shop.test:8443' }, logger });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  it('warns when a checkout starts from an address that may not frame the form', async () => {
+    const port = new URL(stack.url).port;
+    const origin = `http://127.0.0.1:${port}`;
+    expect((await requestJson('POST', `${origin}/orders`, { amount: 1999 }, { origin })).status).toBe(201);
+    const line = logger.messages('warn').find((m) => m.includes('may not frame the payment form'))!;
+    expect(line).toContain(origin);
+    expect(line).toContain('PUBLIC_URL');
+    expect(line).toContain('SHOP_ALLOWED_ORIGINS');
+  });
+
+  it("logs the page's report of a form that did not load once per origin, at warn level, and ignores junk", async () => {
+    const report = (body: unknown) => requestJson('POST', `${stack.url}/checkout/form-load-failed`, body);
+    expect((await report({ origin: 'http://10.1.2.3:3000', reason: 'timeout' })).status).toBe(204);
+    expect((await report({ origin: 'http://10.1.2.3:3000', reason: 'timeout' })).status).toBe(204);
+    expect((await report({ origin: 'javascript:alert(1)' })).status).toBe(204);
+    expect((await report('not json at all')).status).toBeLessThan(500);
+    const lines = logger.messages('warn').filter((m) => m.includes('did not load for a page at'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain('http://10.1.2.3:3000');
+    expect(lines[0]).toContain('PAYMENTS_CHECKOUT_URL');
+    expect(logger.messages('error')).toEqual([]);
+    expect(logger.text()).not.toContain(stack.env['PAYMENTS_API_KEY']!);
   });
 });

@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test, type TestingModuleBuilder } from '@nestjs/testing';
 import * as net from 'node:net';
 import type { PaymentsSimulator, PaymentsSimulatorOptions } from '../../../lib/testing/index.js';
@@ -25,6 +25,8 @@ export interface SampleStackOptions {
   env?: Record<string, string>;
   /** Provider overrides (test doubles), applied to the testing module. */
   configure?: (builder: TestingModuleBuilder) => TestingModuleBuilder;
+  /** Where the app logs; default nowhere. */
+  logger?: LoggerService;
 }
 
 /** A port nobody listens on right now (the sample's PUBLIC_URL must name it before boot). */
@@ -49,7 +51,7 @@ export async function startSampleStack(options: SampleStackOptions = {}): Promis
   let app: INestApplication | undefined;
   try {
     const moduleRef = await builder.compile();
-    app = moduleRef.createNestApplication({ rawBody: true, logger: false });
+    app = moduleRef.createNestApplication({ rawBody: true, logger: options.logger ?? false });
     const { url, endpoint } = await listenAndRegister(app);
     const started = app;
     return {
