@@ -51,6 +51,8 @@ describe('@OnPaymentEvent types', () => {
         'valid-handlers',
         'resource-types',
         'resource-types-invalid',
+        'named-instance-handlers',
+        'misspelt-event-name-named',
       ].map((name) => fixture(`${name}.fixture.ts`)),
     );
     // Declaration merging changes PaymentEventTypeMap for the whole program: compile it on its own.
@@ -69,6 +71,17 @@ describe('@OnPaymentEvent types', () => {
         message: `Argument of type '"payment_intent.succeded"' is not assignable to parameter of type 'PaymentEventPattern'.`,
       },
     ]);
+  });
+
+  it("[W11] a misspelt event name does not compile with a trailing options object ({ name: 'eu' }) either", () => {
+    const file = 'misspelt-event-name-named.fixture.ts';
+    expect(of(standard, file)).toEqual([
+      expect.objectContaining({ line: sourceLine(file, "@OnPaymentEvent('payment_intent.succeded', { name: 'eu' })"), code: 2345 }),
+    ]);
+  });
+
+  it('handlers bound to a named instance, and @InjectPaymentsService(name), compile cleanly', () => {
+    expect(of(standard, 'named-instance-handlers.fixture.ts')).toEqual([]);
   });
 
   it('[W11] an undocumented event name does not compile', () => {
