@@ -293,6 +293,7 @@ describe('PaymentEventsQueue on real Redis', () => {
         queue: {
           connection: { url: REDIS_URL },
           name: 'payments-webhooks',
+          prefix: 'bull',
           attempts: 10,
           backoff: { type: 'exponential', delay: 1000 },
           concurrency: 1,
