@@ -18,7 +18,10 @@ async function main(): Promise<void> {
 
   let app;
   try {
-    app = await NestFactory.create(SampleAppModule.forRoot({ env: { ...process.env, ...embedded?.env } }), { rawBody: true, abortOnError: false });
+    app = await NestFactory.create(SampleAppModule.forRoot({ env: { ...process.env, ...embedded?.env } }), {
+      rawBody: true,
+      abortOnError: false,
+    });
     const { url } = await listenAndRegister(app);
     console.log(`Sample merchant app listening on ${url}`);
   } catch (error) {

@@ -11,7 +11,14 @@ import { SAMPLE_WEBHOOKS_PATH, WebhookEndpointRegistrar } from './webhooks/webho
 import { WebhookSecretsHolder } from './webhooks/webhook-secrets.holder.js';
 
 /** ioredis connection options from a `redis://[:password@]host[:port][/db]` address. */
-function redisOptions(url: string): { host: string; port: number; db: number; password?: string; tls?: object; maxRetriesPerRequest: null } {
+function redisOptions(url: string): {
+  host: string;
+  port: number;
+  db: number;
+  password?: string;
+  tls?: object;
+  maxRetriesPerRequest: null;
+} {
   const parsed = new URL(url);
   return {
     host: parsed.hostname,
@@ -51,7 +58,11 @@ export class SampleAppModule {
           inject: [ConfigService, WebhookSecretsHolder, PaymentDeliveryJournal],
           // Nest must know the route before the factory runs; the factory repeats it.
           webhooksPath: SAMPLE_WEBHOOKS_PATH,
-          useFactory: (config: ConfigService, secrets: WebhookSecretsHolder, journal: PaymentDeliveryJournal): PaymentsModuleOptions => {
+          useFactory: (
+            config: ConfigService,
+            secrets: WebhookSecretsHolder,
+            journal: PaymentDeliveryJournal,
+          ): PaymentsModuleOptions => {
             const payments = config.getOrThrow<SampleConfig['payments']>('sample.payments');
             const queue = config.get<SampleConfig['queue']>('sample.queue');
             return {
@@ -70,7 +81,16 @@ export class SampleAppModule {
                 // SAMPLE_QUEUE_REDIS_URL: BullMQ, whose failed set /admin shows and replays.
                 ...(queue === undefined
                   ? {}
-                  : { processing: { queue: { connection: redisOptions(queue.redisUrl), name: queue.name, attempts: queue.attempts, backoff: { type: 'fixed', delay: 500 } } } }),
+                  : {
+                      processing: {
+                        queue: {
+                          connection: redisOptions(queue.redisUrl),
+                          name: queue.name,
+                          attempts: queue.attempts,
+                          backoff: { type: 'fixed', delay: 500 },
+                        },
+                      },
+                    }),
               },
             };
           },

@@ -17,9 +17,16 @@ export interface EmbeddedSimulator {
  * and returns the variables that point the sample at it. The simulator signs with Standard Webhooks.
  * `/embed/checkout` is the simulator's address of the embedded form (not a fact about the service).
  */
-export async function startEmbeddedSimulator(port = 0, options: PaymentsSimulatorOptions = {}): Promise<EmbeddedSimulator> {
+export async function startEmbeddedSimulator(
+  port = 0,
+  options: PaymentsSimulatorOptions = {},
+): Promise<EmbeddedSimulator> {
   const apiKey = `sk_sandbox_${randomBytes(18).toString('base64url')}`;
-  const simulator = new PaymentsSimulator({ ...options, apiKeys: [apiKey], signature: { scheme: 'standard-webhooks' } });
+  const simulator = new PaymentsSimulator({
+    ...options,
+    apiKeys: [apiKey],
+    signature: { scheme: 'standard-webhooks' },
+  });
   const baseUrl = await simulator.start(port);
   return {
     simulator,
@@ -42,7 +49,9 @@ export async function startEmbeddedSimulator(port = 0, options: PaymentsSimulato
  * (`POST /webhook_endpoints`, handled event types only) unless `PAYMENTS_WEBHOOK_SECRET` was given.
  * Registration comes after `listen` because the service may deliver as soon as it knows the URL.
  */
-export async function listenAndRegister(app: INestApplication): Promise<{ url: string; endpoint: RegisteredWebhookEndpoint | undefined }> {
+export async function listenAndRegister(
+  app: INestApplication,
+): Promise<{ url: string; endpoint: RegisteredWebhookEndpoint | undefined }> {
   const config = app.get(ConfigService).getOrThrow<SampleConfig>('sample');
   await app.listen(config.port);
   const endpoint = await app.get(WebhookEndpointRegistrar).ensureRegistered(config.publicUrl);

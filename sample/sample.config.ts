@@ -69,10 +69,16 @@ function required(env: NodeJS.ProcessEnv, name: string, why: string): string {
   return value.trim();
 }
 
-function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback?: T): T | undefined {
+function oneOf<T extends string>(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  values: readonly T[],
+  fallback?: T,
+): T | undefined {
   const value = env[name];
   if (value === undefined || value === '') return fallback;
-  if (!(values as readonly string[]).includes(value)) throw new SampleConfigError(`${name} must be one of ${values.join(', ')}`);
+  if (!(values as readonly string[]).includes(value))
+    throw new SampleConfigError(`${name} must be one of ${values.join(', ')}`);
   return value as T;
 }
 
@@ -86,7 +92,11 @@ function readScheme(env: NodeJS.ProcessEnv): SampleWebhookScheme {
   const prefix = env['PAYMENTS_WEBHOOK_SIGNATURE_PREFIX'] || undefined;
   return {
     kind: 'hmac',
-    header: required(env, 'PAYMENTS_WEBHOOK_SIGNATURE_HEADER', 'the hmac scheme needs the name of the header carrying the signature'),
+    header: required(
+      env,
+      'PAYMENTS_WEBHOOK_SIGNATURE_HEADER',
+      'the hmac scheme needs the name of the header carrying the signature',
+    ),
     ...(algorithm ? { algorithm } : {}),
     ...(encoding ? { encoding } : {}),
     ...(prefix ? { prefix } : {}),
@@ -120,14 +130,16 @@ function readScheme(env: NodeJS.ProcessEnv): SampleWebhookScheme {
 export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
   const portText = env['PORT'] ?? '3000';
   const port = Number(portText);
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new SampleConfigError('PORT must be a port number (1-65535)');
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new SampleConfigError('PORT must be a port number (1-65535)');
   const publicUrl = (env['PUBLIC_URL'] || `http://localhost:${port}`).replace(/\/+$/, '');
   const secrets = (env['PAYMENTS_WEBHOOK_SECRET'] ?? '')
     .split(',')
     .map((secret) => secret.trim())
     .filter((secret) => secret !== '');
   const currency = env['SHOP_CURRENCY'] || 'EUR';
-  if (!/^[A-Z]{3}$/.test(currency)) throw new SampleConfigError('SHOP_CURRENCY must be a three-letter upper-case code, e.g. EUR');
+  if (!/^[A-Z]{3}$/.test(currency))
+    throw new SampleConfigError('SHOP_CURRENCY must be a three-letter upper-case code, e.g. EUR');
   const allowedOrigins = (env['SHOP_ALLOWED_ORIGINS'] ?? '')
     .split(',')
     .map((origin) => origin.trim())
@@ -140,38 +152,56 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
         parsed = undefined;
       }
       if (parsed === undefined || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
-        throw new SampleConfigError(`SHOP_ALLOWED_ORIGINS: '${origin}' is not an origin; write scheme://host[:port] without a path, e.g. http://127.0.0.1:${port}`);
+        throw new SampleConfigError(
+          `SHOP_ALLOWED_ORIGINS: '${origin}' is not an origin; write scheme://host[:port] without a path, e.g. http://127.0.0.1:${port}`,
+        );
       }
       return origin;
     });
   const formLoadTimeoutMs = Number(env['SHOP_FORM_LOAD_TIMEOUT_MS'] || 6000);
   if (!Number.isInteger(formLoadTimeoutMs) || formLoadTimeoutMs < 500 || formLoadTimeoutMs > 60_000) {
-    throw new SampleConfigError('SHOP_FORM_LOAD_TIMEOUT_MS must be a whole number of milliseconds between 500 and 60000 (default 6000)');
+    throw new SampleConfigError(
+      'SHOP_FORM_LOAD_TIMEOUT_MS must be a whole number of milliseconds between 500 and 60000 (default 6000)',
+    );
   }
   const adminToken = env['SHOP_ADMIN_TOKEN'] || undefined;
   if (adminToken !== undefined && adminToken.length < 16) {
-    throw new SampleConfigError('SHOP_ADMIN_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`), or unset to disable /admin');
+    throw new SampleConfigError(
+      'SHOP_ADMIN_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`), or unset to disable /admin',
+    );
   }
   let queue: SampleConfig['queue'];
   const redisUrl = env['SAMPLE_QUEUE_REDIS_URL'] || undefined;
   if (redisUrl !== undefined) {
-    if (!/^rediss?:\/\//.test(redisUrl)) throw new SampleConfigError('SAMPLE_QUEUE_REDIS_URL must be a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379');
+    if (!/^rediss?:\/\//.test(redisUrl))
+      throw new SampleConfigError(
+        'SAMPLE_QUEUE_REDIS_URL must be a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379',
+      );
     const attempts = Number(env['SAMPLE_QUEUE_ATTEMPTS'] || 5);
-    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 50) throw new SampleConfigError('SAMPLE_QUEUE_ATTEMPTS must be a whole number from 1 to 50 (default 5)');
+    if (!Number.isInteger(attempts) || attempts < 1 || attempts > 50)
+      throw new SampleConfigError('SAMPLE_QUEUE_ATTEMPTS must be a whole number from 1 to 50 (default 5)');
     queue = { redisUrl, name: env['SAMPLE_QUEUE_NAME'] || 'sample-shop-webhooks', attempts };
   }
   return {
     port,
     publicUrl,
     payments: {
-      baseUrl: required(env, 'PAYMENTS_BASE_URL', 'set the sandbox base address, or run `npm run sample` without it to use the local simulator'),
+      baseUrl: required(
+        env,
+        'PAYMENTS_BASE_URL',
+        'set the sandbox base address, or run `npm run sample` without it to use the local simulator',
+      ),
       apiKey: required(env, 'PAYMENTS_API_KEY', 'set the sandbox API key that goes with PAYMENTS_BASE_URL'),
       environment: oneOf(env, 'PAYMENTS_ENVIRONMENT', ['sandbox', 'production'] as const, 'sandbox')!,
       allowInsecureHttp: env['PAYMENTS_ALLOW_INSECURE_HTTP'] === 'true',
     },
     webhooks: { secrets, scheme: readScheme(env) },
     checkout: {
-      formUrl: required(env, 'PAYMENTS_CHECKOUT_URL', 'set the address of the embedded checkout form the service gave you'),
+      formUrl: required(
+        env,
+        'PAYMENTS_CHECKOUT_URL',
+        'set the address of the embedded checkout form the service gave you',
+      ),
       allowedOrigins,
       formLoadTimeoutMs,
     },
@@ -186,4 +216,5 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
  * The `sample` configuration namespace for `ConfigModule.forRoot({ load: [...] })`, read from `env`
  * (default `process.env`). Read it with `config.getOrThrow<SampleConfig['shop']>('sample.shop')`.
  */
-export const sampleConfig = (env: NodeJS.ProcessEnv = process.env) => registerAs('sample', (): SampleConfig => readSampleConfig(env));
+export const sampleConfig = (env: NodeJS.ProcessEnv = process.env) =>
+  registerAs('sample', (): SampleConfig => readSampleConfig(env));

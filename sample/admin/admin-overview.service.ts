@@ -1,10 +1,19 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { PaymentDeliveryJournal, PaymentEventsQueue, type FailedPaymentEvent, type PaymentDeliveryJournalEntry, type PaymentDeliveryJournalTotals } from '../../lib/index.js';
+import {
+  PaymentDeliveryJournal,
+  PaymentEventsQueue,
+  type FailedPaymentEvent,
+  type PaymentDeliveryJournalEntry,
+  type PaymentDeliveryJournalTotals,
+} from '../../lib/index.js';
 import type { Order } from '../orders/order.model.js';
 import { OrdersRepository } from '../orders/orders.repository.js';
 
 /** An order as the operator sees it. */
-export type AdminOrderView = Pick<Order, 'id' | 'amount' | 'currency' | 'status' | 'action' | 'createdAt' | 'updatedAt'>;
+export type AdminOrderView = Pick<
+  Order,
+  'id' | 'amount' | 'currency' | 'status' | 'action' | 'createdAt' | 'updatedAt'
+>;
 
 /** Everything `/admin` shows, from the module's public API (journal, queue) and the shop's orders. */
 export interface AdminOverview {
@@ -43,7 +52,15 @@ export class AdminOverviewService {
       orders: this.orders
         .list()
         .slice(0, ORDERS_SHOWN)
-        .map((o) => ({ id: o.id, amount: o.amount, currency: o.currency, status: o.status, ...(o.action === undefined ? {} : { action: o.action }), createdAt: o.createdAt, updatedAt: o.updatedAt })),
+        .map((o) => ({
+          id: o.id,
+          amount: o.amount,
+          currency: o.currency,
+          status: o.status,
+          ...(o.action === undefined ? {} : { action: o.action }),
+          createdAt: o.createdAt,
+          updatedAt: o.updatedAt,
+        })),
     };
   }
 

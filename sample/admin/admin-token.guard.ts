@@ -1,4 +1,10 @@
-import { Injectable, NotFoundException, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  Injectable,
+  NotFoundException,
+  UnauthorizedException,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { SampleConfig } from '../sample.config.js';
@@ -29,7 +35,8 @@ export class AdminTokenGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (this.#digest === undefined) throw new NotFoundException('the operator view is disabled: set SHOP_ADMIN_TOKEN to enable it');
+    if (this.#digest === undefined)
+      throw new NotFoundException('the operator view is disabled: set SHOP_ADMIN_TOKEN to enable it');
     const request = context.switchToHttp().getRequest<RequestWithHeaders>();
     const value = request.headers['authorization'];
     const match = /^Bearer\s+(\S+)$/i.exec(Array.isArray(value) ? (value[0] ?? '') : (value ?? ''));

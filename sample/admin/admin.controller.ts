@@ -1,4 +1,15 @@
-import { Controller, Get, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post, Res, UseGuards, ConflictException } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Res,
+  UseGuards,
+  ConflictException,
+} from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { OrdersService } from '../orders/orders.service.js';
 import { OrdersRepository } from '../orders/orders.repository.js';
@@ -29,7 +40,10 @@ export class AdminController {
   @Get()
   page(@Res({ passthrough: true }) res: HtmlResponse): string {
     // Checked before any header is set: the 404 stays a plain JSON error.
-    if (!this.guard.enabled) throw new NotFoundException('the operator view is disabled: set SHOP_ADMIN_TOKEN (16+ characters) and restart the app');
+    if (!this.guard.enabled)
+      throw new NotFoundException(
+        'the operator view is disabled: set SHOP_ADMIN_TOKEN (16+ characters) and restart the app',
+      );
     const nonce = randomBytes(16).toString('base64');
     const csp = [
       "default-src 'none'",
@@ -40,7 +54,11 @@ export class AdminController {
       "form-action 'none'",
       "frame-ancestors 'none'",
     ].join('; ');
-    const headers: Record<string, string> = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store', 'Content-Security-Policy': csp };
+    const headers: Record<string, string> = {
+      'Content-Type': 'text/html; charset=utf-8',
+      'Cache-Control': 'no-store',
+      'Content-Security-Policy': csp,
+    };
     for (const [name, value] of Object.entries(headers)) {
       if (res.setHeader) res.setHeader(name, value);
       else res.header?.(name, value);
@@ -68,7 +86,10 @@ export class AdminController {
   cancel(@Param('id', new ParseUUIDPipe()) id: string): { cancelled: true } {
     const existing = this.repository.findById(id);
     if (existing === undefined) throw new NotFoundException('no such order');
-    if (this.orders.cancel(id) === undefined) throw new ConflictException(`the order is ${this.repository.findById(id)?.status ?? existing.status}; only a pending order can be cancelled`);
+    if (this.orders.cancel(id) === undefined)
+      throw new ConflictException(
+        `the order is ${this.repository.findById(id)?.status ?? existing.status}; only a pending order can be cancelled`,
+      );
     return { cancelled: true };
   }
 }

@@ -35,12 +35,21 @@ function asOrigin(value: string | undefined): string | undefined {
  *   `Origin` header only when its host is the request's `Host` (the page and this app share an
  *   address); behind a proxy that rewrites `Host`, configure `SHOP_ALLOWED_ORIGINS` instead.
  */
-export function resolveCheckoutFraming(publicOrigin: string, configured: readonly string[], page: PageAddress = {}): CheckoutFraming {
+export function resolveCheckoutFraming(
+  publicOrigin: string,
+  configured: readonly string[],
+  page: PageAddress = {},
+): CheckoutFraming {
   const claimed = asOrigin(page.origin);
-  const sameHost = claimed !== undefined && page.host !== undefined && new URL(claimed).host === page.host.toLowerCase();
+  const sameHost =
+    claimed !== undefined && page.host !== undefined && new URL(claimed).host === page.host.toLowerCase();
   if (configured.length > 0) {
     const allowedOrigins = [...new Set([...configured, publicOrigin])];
-    return { allowedOrigins, pageOrigin: claimed, pageAllowed: claimed === undefined || allowedOrigins.includes(claimed) };
+    return {
+      allowedOrigins,
+      pageOrigin: claimed,
+      pageAllowed: claimed === undefined || allowedOrigins.includes(claimed),
+    };
   }
   if (claimed === undefined) return { allowedOrigins: [publicOrigin], pageOrigin: undefined, pageAllowed: true };
   const allowedOrigins = sameHost ? [...new Set([publicOrigin, claimed])] : [publicOrigin];

@@ -36,7 +36,11 @@ export class CheckoutPageController {
     const sample = config.getOrThrow<SampleConfig>('sample');
     this.#settings = {
       product: { ...PRODUCT, currency: sample.shop.defaultCurrency },
-      testMode: sample.embeddedSimulator ? 'simulator' : sample.payments.environment === 'sandbox' ? 'sandbox' : undefined,
+      testMode: sample.embeddedSimulator
+        ? 'simulator'
+        : sample.payments.environment === 'sandbox'
+          ? 'sandbox'
+          : undefined,
       devPanel: sample.shop.devPanel,
       formLoadTimeoutMs: sample.checkout.formLoadTimeoutMs,
       publicOrigin: new URL(sample.publicUrl).origin,
@@ -67,9 +71,14 @@ export class CheckoutPageController {
   @HttpCode(204)
   formLoadFailed(@Body() body: unknown): void {
     const value = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-    const origin = typeof value['origin'] === 'string' && /^https?:\/\/[^/\s]{1,200}$/.test(value['origin']) ? value['origin'] : undefined;
-    const reason = value['reason'] === 'origin-not-allowed' ? 'is not allowed to frame it' : 'did not receive it in time';
-    if (origin === undefined || this.#reportedOrigins.has(origin) || this.#reportedOrigins.size >= MAX_REPORTED_ORIGINS) return;
+    const origin =
+      typeof value['origin'] === 'string' && /^https?:\/\/[^/\s]{1,200}$/.test(value['origin'])
+        ? value['origin']
+        : undefined;
+    const reason =
+      value['reason'] === 'origin-not-allowed' ? 'is not allowed to frame it' : 'did not receive it in time';
+    if (origin === undefined || this.#reportedOrigins.has(origin) || this.#reportedOrigins.size >= MAX_REPORTED_ORIGINS)
+      return;
     this.#reportedOrigins.add(origin);
     this.logger.warn(
       `the payment form did not load for a page at ${origin} (the page ${reason}): open the shop at ${this.#settings.publicOrigin} (PUBLIC_URL), ` +

@@ -84,10 +84,14 @@ export class CheckoutSessionFactory {
     const embedToken = intent[CHECKOUT_TOKEN_FIELDS.embedToken];
     const renderToken = intent[CHECKOUT_TOKEN_FIELDS.renderToken];
     if (typeof embedToken !== 'string' || embedToken === '') {
-      throw new CheckoutTokenMissingError(`the created intent ${intent.id} carries no ${CHECKOUT_TOKEN_FIELDS.embedToken}`);
+      throw new CheckoutTokenMissingError(
+        `the created intent ${intent.id} carries no ${CHECKOUT_TOKEN_FIELDS.embedToken}`,
+      );
     }
     if (typeof renderToken !== 'string' || renderToken === '') {
-      throw new CheckoutTokenMissingError(`the created intent ${intent.id} carries no ${CHECKOUT_TOKEN_FIELDS.renderToken}`);
+      throw new CheckoutTokenMissingError(
+        `the created intent ${intent.id} carries no ${CHECKOUT_TOKEN_FIELDS.renderToken}`,
+      );
     }
     const formUrl = new URL(this.#formUrl);
     formUrl.searchParams.set('token', renderToken);

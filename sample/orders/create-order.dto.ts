@@ -14,7 +14,9 @@ export function parseCreateOrderBody(body: unknown, defaultCurrency: string): Cr
   const value = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const amount = value['amount'];
   if (typeof amount !== 'number' || !Number.isSafeInteger(amount) || amount <= 0 || amount > MAX_ORDER_AMOUNT) {
-    throw new BadRequestException(`amount must be an integer between 1 and ${MAX_ORDER_AMOUNT} (smallest currency unit)`);
+    throw new BadRequestException(
+      `amount must be an integer between 1 and ${MAX_ORDER_AMOUNT} (smallest currency unit)`,
+    );
   }
   const currency = value['currency'] ?? defaultCurrency;
   if (typeof currency !== 'string' || !CURRENCY.test(currency)) {
@@ -22,7 +24,9 @@ export function parseCreateOrderBody(body: unknown, defaultCurrency: string): Cr
   }
   const captureMethod = value['capture_method'];
   if (captureMethod !== undefined && captureMethod !== 'automatic_async') {
-    throw new BadRequestException("capture_method, when given, must be 'automatic_async' (the only value the reference names)");
+    throw new BadRequestException(
+      "capture_method, when given, must be 'automatic_async' (the only value the reference names)",
+    );
   }
   return { amount, currency, ...(captureMethod === undefined ? {} : { captureMethod }) };
 }

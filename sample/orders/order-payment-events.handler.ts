@@ -49,12 +49,20 @@ export class OrderPaymentEventsHandler {
     if (order === undefined) return;
 
     if (intent.amount !== order.amount) {
-      this.orders.addNote(order.id, `payment_intent.succeeded for amount ${String(intent.amount)} instead of ${order.amount}: review (event ${event.id})`);
+      this.orders.addNote(
+        order.id,
+        `payment_intent.succeeded for amount ${String(intent.amount)} instead of ${order.amount}: review (event ${event.id})`,
+      );
       this.logger.warn(`order ${order.id}: paid amount differs from the order's; left ${order.status} for review`);
       return;
     }
 
-    const paid = this.orders.transition(order.id, ['pending', 'failed'], 'paid', `payment_intent.succeeded (event ${event.id})`);
+    const paid = this.orders.transition(
+      order.id,
+      ['pending', 'failed'],
+      'paid',
+      `payment_intent.succeeded (event ${event.id})`,
+    );
     const current = paid ?? this.orders.findById(order.id);
     if (current?.status === 'paid') {
       // Also on a retry of this event after `fulfil` failed: the order is paid already, and the
@@ -96,7 +104,10 @@ export class OrderPaymentEventsHandler {
     const order = this.orderOf(intent, event);
     if (order === undefined) return;
     this.orders.setAction(order.id, event.event.slice('payment_intent.'.length));
-    this.orders.addNote(order.id, `${event.event}: more action is needed before the payment completes (event ${event.id})`);
+    this.orders.addNote(
+      order.id,
+      `${event.event}: more action is needed before the payment completes (event ${event.id})`,
+    );
   }
 
   @OnPaymentEvent('charge.succeeded', 'charge.requires_capture')

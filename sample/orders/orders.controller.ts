@@ -1,4 +1,16 @@
-import { BadGatewayException, Body, ConflictException, Controller, Get, Headers, HttpCode, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Body,
+  ConflictException,
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  NotFoundException,
+  Param,
+  ParseUUIDPipe,
+  Post,
+} from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
 import { PaymentsError } from '../../lib/index.js';
 import type { SampleConfig } from '../sample.config.js';
@@ -43,13 +55,17 @@ export class OrdersController {
     @Headers('origin') origin: string | undefined,
     @Headers('host') host: string | undefined,
   ): Promise<{ order: OrderView; checkout: CreatedOrder['checkout'] }> {
-    const input = parseCreateOrderBody(body, this.config.getOrThrow<SampleConfig['shop']>('sample.shop').defaultCurrency);
+    const input = parseCreateOrderBody(
+      body,
+      this.config.getOrThrow<SampleConfig['shop']>('sample.shop').defaultCurrency,
+    );
     let created: CreatedOrder;
     try {
       created = await this.orders.create(input, { origin, host });
     } catch (error) {
       // The library's errors never carry the key, but the browser needs none of their details.
-      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not create the payment');
+      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError)
+        throw new BadGatewayException('the payment service could not create the payment');
       throw error;
     }
     return { order: view(created.order), checkout: created.checkout };
@@ -68,7 +84,10 @@ export class OrdersController {
     const existing = this.repository.findById(id);
     if (existing === undefined) throw new NotFoundException('no such order');
     const cancelled = this.orders.cancel(id);
-    if (cancelled === undefined) throw new ConflictException(`the order is ${this.repository.findById(id)?.status ?? existing.status}; only a pending order can be cancelled`);
+    if (cancelled === undefined)
+      throw new ConflictException(
+        `the order is ${this.repository.findById(id)?.status ?? existing.status}; only a pending order can be cancelled`,
+      );
     return view(cancelled);
   }
 }

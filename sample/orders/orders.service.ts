@@ -52,7 +52,12 @@ export class OrdersService {
       ...this.checkout.intentParams(framing),
     });
     const checkout = this.checkout.forIntent(intent, framing);
-    const order = this.orders.insert({ id, amount: input.amount, currency: input.currency, paymentIntentId: intent.id });
+    const order = this.orders.insert({
+      id,
+      amount: input.amount,
+      currency: input.currency,
+      paymentIntentId: intent.id,
+    });
     this.logger.log(`order ${id} created with payment intent ${intent.id}`);
     return { order, checkout };
   }

@@ -9,7 +9,13 @@ export class PaymentMethodSetupsRepository {
 
   insert(id: string, setupIntentId: string): PaymentMethodSetup {
     const at = new Date().toISOString();
-    const setup: PaymentMethodSetup = Object.freeze({ id, setupIntentId, status: 'pending', createdAt: at, updatedAt: at });
+    const setup: PaymentMethodSetup = Object.freeze({
+      id,
+      setupIntentId,
+      status: 'pending',
+      createdAt: at,
+      updatedAt: at,
+    });
     this.#setups.set(id, setup);
     this.#bySetupIntent.set(setupIntentId, id);
     return setup;
@@ -25,10 +31,20 @@ export class PaymentMethodSetupsRepository {
   }
 
   /** Moves the setup to `to` only if its status is one of `from`; `undefined` when nothing changed. */
-  transition(id: string, from: readonly PaymentMethodSetupStatus[], to: PaymentMethodSetupStatus, reason: string): PaymentMethodSetup | undefined {
+  transition(
+    id: string,
+    from: readonly PaymentMethodSetupStatus[],
+    to: PaymentMethodSetupStatus,
+    reason: string,
+  ): PaymentMethodSetup | undefined {
     const current = this.#setups.get(id);
     if (current === undefined || !from.includes(current.status)) return undefined;
-    const next: PaymentMethodSetup = Object.freeze({ ...current, status: to, reason, updatedAt: new Date().toISOString() });
+    const next: PaymentMethodSetup = Object.freeze({
+      ...current,
+      status: to,
+      reason,
+      updatedAt: new Date().toISOString(),
+    });
     this.#setups.set(id, next);
     return next;
   }

@@ -1,7 +1,20 @@
-import { BadGatewayException, Controller, Get, Headers, NotFoundException, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import {
+  BadGatewayException,
+  Controller,
+  Get,
+  Headers,
+  NotFoundException,
+  Param,
+  ParseUUIDPipe,
+  Post,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { PaymentsError, PaymentsService, type SetupIntent } from '../../lib/index.js';
-import { CheckoutSessionFactory, CheckoutTokenMissingError, type CheckoutSession } from '../checkout/checkout-session.factory.js';
+import {
+  CheckoutSessionFactory,
+  CheckoutTokenMissingError,
+  type CheckoutSession,
+} from '../checkout/checkout-session.factory.js';
 import type { PaymentMethodSetup } from './payment-method-setup.model.js';
 import { PaymentMethodSetupsRepository } from './payment-method-setups.repository.js';
 
@@ -38,10 +51,14 @@ export class PaymentMethodsController {
     let intent: SetupIntent;
     let checkout: CheckoutSession;
     try {
-      intent = await this.payments.setupIntents.create({ metadata: { payment_method_setup_id: id }, ...this.checkout.intentParams(framing) });
+      intent = await this.payments.setupIntents.create({
+        metadata: { payment_method_setup_id: id },
+        ...this.checkout.intentParams(framing),
+      });
       checkout = this.checkout.forIntent(intent, framing);
     } catch (error) {
-      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError) throw new BadGatewayException('the payment service could not start saving a payment method');
+      if (error instanceof PaymentsError || error instanceof CheckoutTokenMissingError)
+        throw new BadGatewayException('the payment service could not start saving a payment method');
       throw error;
     }
     const setup = this.setups.insert(id, intent.id);

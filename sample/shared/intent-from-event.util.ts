@@ -14,7 +14,11 @@ export async function intentFromEvent<T extends { id: string }>(
   fields: readonly (keyof T & string)[],
   ctx: PaymentEventContext,
 ): Promise<T> {
-  if (fromData !== undefined && typeof fromData.id === 'string' && fields.every((field) => fromData[field] !== undefined)) {
+  if (
+    fromData !== undefined &&
+    typeof fromData.id === 'string' &&
+    fields.every((field) => fromData[field] !== undefined)
+  ) {
     return fromData;
   }
   return (await ctx.retrieveIntent()) as unknown as T;

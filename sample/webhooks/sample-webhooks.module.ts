@@ -11,7 +11,10 @@ const JOURNAL_ENTRIES = 200;
  * module, by bootstrap code to fill the secrets, and by the operator view to read the journal.
  */
 @Module({
-  providers: [WebhookSecretsHolder, { provide: PaymentDeliveryJournal, useFactory: () => new PaymentDeliveryJournal({ maxEntries: JOURNAL_ENTRIES }) }],
+  providers: [
+    WebhookSecretsHolder,
+    { provide: PaymentDeliveryJournal, useFactory: () => new PaymentDeliveryJournal({ maxEntries: JOURNAL_ENTRIES }) },
+  ],
   exports: [WebhookSecretsHolder, PaymentDeliveryJournal],
 })
 export class SampleWebhooksModule {}

@@ -62,6 +62,8 @@ export class WebhookSecretsHolder {
             ...(scheme.timestampHeader ? { timestampHeader: scheme.timestampHeader } : {}),
             ...(scheme.signedPayload ? { signedPayload: scheme.signedPayload } : {}),
           });
-    this.logger.log(`webhook verification ready (${scheme.kind}, ${secrets.length} secret${secrets.length === 1 ? '' : 's'})`);
+    this.logger.log(
+      `webhook verification ready (${scheme.kind}, ${secrets.length} secret${secrets.length === 1 ? '' : 's'})`,
+    );
   }
 }

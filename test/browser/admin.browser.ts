@@ -43,7 +43,12 @@ describe('sample operator view in a browser (queued mode)', () => {
 
   beforeAll(async () => {
     stack = await startSampleStack({
-      env: { SHOP_ADMIN_TOKEN: TOKEN, SAMPLE_QUEUE_REDIS_URL: REDIS_URL, SAMPLE_QUEUE_NAME: QUEUE, SAMPLE_QUEUE_ATTEMPTS: '1' },
+      env: {
+        SHOP_ADMIN_TOKEN: TOKEN,
+        SAMPLE_QUEUE_REDIS_URL: REDIS_URL,
+        SAMPLE_QUEUE_NAME: QUEUE,
+        SAMPLE_QUEUE_ATTEMPTS: '1',
+      },
       configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
     });
     browser = await launchChromium();
@@ -92,17 +97,29 @@ describe('sample operator view in a browser (queued mode)', () => {
     // Replay: the job runs again, the handler completes, and the failed set is empty.
     await row.locator('button.replay').click();
     await page.locator('#message:text("Replayed")').waitFor();
-    await page.locator(`#deliveries tr[data-event-id="${eventId}"][data-last-dispatch="handled"]`).waitFor({ timeout: 30_000 });
-    await page.locator(`#failed-table tbody tr[data-event-id="${eventId}"]`).waitFor({ state: 'detached', timeout: 30_000 });
+    await page
+      .locator(`#deliveries tr[data-event-id="${eventId}"][data-last-dispatch="handled"]`)
+      .waitFor({ timeout: 30_000 });
+    await page
+      .locator(`#failed-table tbody tr[data-event-id="${eventId}"]`)
+      .waitFor({ state: 'detached', timeout: 30_000 });
 
     expect(fulfilment.shipments().map((s) => s.orderId)).toEqual([orderId]);
     expect(fulfilment.calls).toBe(2);
     expect(stack.app.get(OrdersRepository).findById(orderId)!.status).toBe('paid');
     const entry = stack.app.get(PaymentDeliveryJournal).entry(eventId)!;
-    expect(entry).toMatchObject({ deliveries: 1, dispatches: 2, lastDispatch: 'handled', lastAnswer: { status: 200, outcome: 'enqueued' } });
+    expect(entry).toMatchObject({
+      deliveries: 1,
+      dispatches: 2,
+      lastDispatch: 'handled',
+      lastAnswer: { status: 200, outcome: 'enqueued' },
+    });
 
     // A second replay finds nothing to replay, and the handler does not run again.
-    const again = await fetch(`${stack.url}/admin/api/events/${eventId}/replay`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` } });
+    const again = await fetch(`${stack.url}/admin/api/events/${eventId}/replay`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(again.status).toBe(404);
     await stack.simulator.waitForIdle();
     await waitFor(async () => (fulfilment.calls === 2 ? true : undefined), 'no further fulfilment');

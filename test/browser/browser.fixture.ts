@@ -22,14 +22,19 @@ export function launchChromium(): Promise<Browser> {
  * folder, so that a test run leaves the work tree clean.
  */
 export function screenshotPath(name: string): string {
-  const path = process.env['UPDATE_SCREENSHOTS'] === '1' ? resolve(process.cwd(), 'docs', name) : resolve(tmpdir(), `nestjs-payments-${name}`);
+  const path =
+    process.env['UPDATE_SCREENSHOTS'] === '1'
+      ? resolve(process.cwd(), 'docs', name)
+      : resolve(tmpdir(), `nestjs-payments-${name}`);
   mkdirSync(dirname(path), { recursive: true });
   return path;
 }
 
 /** Text a person sees on the page and in its frames (hidden elements excluded). */
 export async function visibleText(page: Page): Promise<string> {
-  const texts = await Promise.all(page.frames().map((frame: Frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')));
+  const texts = await Promise.all(
+    page.frames().map((frame: Frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')),
+  );
   return texts.join('\n');
 }
 

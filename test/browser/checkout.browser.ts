@@ -16,7 +16,13 @@ const DECLINED_CARD = '4000 0000 0000 0002';
 const ACTION_CARD = '4000 0000 0000 3220';
 
 /** Waits for the form to have the embed token (its Pay button enables), types `card` if given, presses `button`. */
-async function pressInForm(page: Page, form: FrameLocator, sectionId: string, button: string, card?: string): Promise<void> {
+async function pressInForm(
+  page: Page,
+  form: FrameLocator,
+  sectionId: string,
+  button: string,
+  card?: string,
+): Promise<void> {
   await page.locator(`#${sectionId}[data-stage="token-sent"]`).waitFor();
   if (card !== undefined) await form.locator('#card-number').fill(card);
   // Playwright waits for the button to be enabled: the form enables it once the token arrived.
@@ -190,7 +196,9 @@ describe('sample checkout page when the payment form cannot load', () => {
   let browser: Browser;
 
   beforeAll(async () => {
-    stack = await startSampleStack({ env: { SHOP_ALLOWED_ORIGINS: 'http://shop.test:8443', SHOP_FORM_LOAD_TIMEOUT_MS: '1500' } });
+    stack = await startSampleStack({
+      env: { SHOP_ALLOWED_ORIGINS: 'http://shop.test:8443', SHOP_FORM_LOAD_TIMEOUT_MS: '1500' },
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {

@@ -21,7 +21,14 @@ import { SimulatorControls } from './simulator-controls.js';
 import { SimulatorEventsEmitter } from './simulator-events.emitter.js';
 import { errorBody, sendJson, SimulatorHttpError } from './simulator-http.util.js';
 import { matchSimulatorRoute, simulatorRoutes, type SimulatorRoute } from './simulator-routes.js';
-import { SimulatorState, type IntentKind, type IntentRecord, type SimulatedEvent, type SimulatedIntent, type SimulatedWebhookEndpoint } from './simulator-state.js';
+import {
+  SimulatorState,
+  type IntentKind,
+  type IntentRecord,
+  type SimulatedEvent,
+  type SimulatedIntent,
+  type SimulatedWebhookEndpoint,
+} from './simulator-state.js';
 import { WebhookDeliveryEngine } from './webhook-delivery.engine.js';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { SIMULATOR_ARGUMENT_MESSAGES, SIMULATOR_MESSAGES } from './payments-simulator.messages.js';
@@ -66,13 +73,26 @@ export class PaymentsSimulator {
       // Validates header, algorithm, encoding... now, with a placeholder secret.
       resolveHmacScheme({ ...this.#signature, secrets: 'placeholder' });
     } else if (this.#signature.scheme !== 'standard-webhooks') {
-      throw new PaymentsConfigurationError('PaymentsSimulator({ signature })', 'names an unknown scheme', "pass { scheme: 'standard-webhooks' } or { scheme: 'hmac', header, ... }");
+      throw new PaymentsConfigurationError(
+        'PaymentsSimulator({ signature })',
+        'names an unknown scheme',
+        "pass { scheme: 'standard-webhooks' } or { scheme: 'hmac', header, ... }",
+      );
     }
     const ttl = options.embedTokenTtlSeconds ?? 3600;
-    if (!(ttl > 0)) throw new PaymentsConfigurationError('PaymentsSimulator({ embedTokenTtlSeconds })', 'is not a positive number', 'pass a lifetime in seconds (default 3600)');
+    if (!(ttl > 0))
+      throw new PaymentsConfigurationError(
+        'PaymentsSimulator({ embedTokenTtlSeconds })',
+        'is not a positive number',
+        'pass a lifetime in seconds (default 3600)',
+      );
     const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE;
     if (!schedule.every((ms) => Number.isFinite(ms) && ms >= 0)) {
-      throw new PaymentsConfigurationError('PaymentsSimulator({ retrySchedule })', 'holds a negative or non-finite delay', 'pass delays in ms, e.g. [10, 20, 40]');
+      throw new PaymentsConfigurationError(
+        'PaymentsSimulator({ retrySchedule })',
+        'holds a negative or non-finite delay',
+        'pass delays in ms, e.g. [10, 20, 40]',
+      );
     }
     const now = resolveClock(options.now);
     this.#host = options.host ?? '127.0.0.1';
@@ -154,12 +174,22 @@ export class PaymentsSimulator {
     if (intentId !== undefined) {
       const found = this.#state.intents.get(intentId);
       if (found === undefined || found.kind !== kind) {
-        throw new PaymentsInvalidArgumentError('PaymentsSimulator.emit', 'intentId', SIMULATOR_ARGUMENT_MESSAGES.noSuchIntent(kind));
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.emit',
+          'intentId',
+          SIMULATOR_ARGUMENT_MESSAGES.noSuchIntent(kind),
+        );
       }
       intent = found;
     } else {
       const charge = type.startsWith('charge.');
-      intent = this.#state.createIntent(kind, this.#state.accountFor(options.apiKey), kind === 'payment_intent' ? 1000 : undefined, charge ? 'automatic_async' : undefined, null);
+      intent = this.#state.createIntent(
+        kind,
+        this.#state.accountFor(options.apiKey),
+        kind === 'payment_intent' ? 1000 : undefined,
+        charge ? 'automatic_async' : undefined,
+        null,
+      );
     }
     if (!type.startsWith('charge.')) intent.state = suffix;
     else if (intentId === undefined) intent.state = suffix === 'requires_capture' ? 'requires_capture' : 'succeeded';

@@ -33,14 +33,30 @@ export class SimulatorCheckoutHandler {
     const expiresAt = this.now() + this.embedTtlMs;
     const embedToken = `emb_${randomBytes(24).toString('base64url')}`;
     this.state.embedTokens.set(embedToken, { intentId: intent.id, expiresAt, used: false });
-    const renderToken = this.#renderTokens.encode({ intentId: intent.id, kind: intent.kind, origins, methods: ['card'], environment: 'sandbox', expiresAt });
-    return { embed_token: embedToken, embed_token_expires_at: new Date(expiresAt).toISOString(), render_token: renderToken };
+    const renderToken = this.#renderTokens.encode({
+      intentId: intent.id,
+      kind: intent.kind,
+      origins,
+      methods: ['card'],
+      environment: 'sandbox',
+      expiresAt,
+    });
+    return {
+      embed_token: embedToken,
+      embed_token_expires_at: new Date(expiresAt).toISOString(),
+      render_token: renderToken,
+    };
   }
 
   /** `allowed_origins` of a create call: absent means any origin (`['*']`), else exact `scheme://host[:port]` values. */
   static parseOrigins(value: unknown): string[] {
     if (value === undefined || value === null) return ['*'];
-    if (!Array.isArray(value) || value.length === 0) throw new SimulatorHttpError(400, 'invalid_allowed_origins', 'allowed_origins must be a non-empty array of origins.');
+    if (!Array.isArray(value) || value.length === 0)
+      throw new SimulatorHttpError(
+        400,
+        'invalid_allowed_origins',
+        'allowed_origins must be a non-empty array of origins.',
+      );
     return value.map((origin) => {
       let parsed: URL | undefined;
       try {
@@ -49,7 +65,11 @@ export class SimulatorCheckoutHandler {
         parsed = undefined;
       }
       if (parsed === undefined || parsed.origin !== origin) {
-        throw new SimulatorHttpError(400, 'invalid_allowed_origins', 'Each allowed origin must be scheme://host[:port], without a path.');
+        throw new SimulatorHttpError(
+          400,
+          'invalid_allowed_origins',
+          'Each allowed origin must be scheme://host[:port], without a path.',
+        );
       }
       return origin;
     });
@@ -60,7 +80,11 @@ export class SimulatorCheckoutHandler {
     const claims = this.#renderTokens.decode(url.searchParams.get('token') ?? '', this.now());
     const intent = claims === undefined ? undefined : this.state.intents.get(claims.intentId);
     if (claims === undefined || intent === undefined) {
-      return sendHtml(res, 401, '<!doctype html><title>Checkout</title><p>This checkout link is invalid or has expired.</p>');
+      return sendHtml(
+        res,
+        401,
+        '<!doctype html><title>Checkout</title><p>This checkout link is invalid or has expired.</p>',
+      );
     }
     const nonce = randomBytes(16).toString('base64');
     const ancestors = claims.origins.includes('*') ? '*' : claims.origins.join(' ');
@@ -73,11 +97,14 @@ export class SimulatorCheckoutHandler {
   /** `POST /embed/confirm`: one per embed token, before it expires. */
   async confirm(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const match = /^Embed\s+(\S+)$/i.exec(header(req, 'authorization') ?? '');
-    if (match === null) throw new SimulatorHttpError(401, 'missing_embed_token', 'Send Authorization: Embed <embed token>.');
+    if (match === null)
+      throw new SimulatorHttpError(401, 'missing_embed_token', 'Send Authorization: Embed <embed token>.');
     const token = this.state.embedTokens.get(match[1]!);
     if (token === undefined) throw new SimulatorHttpError(401, 'invalid_embed_token', 'The embed token is not known.');
-    if (this.now() >= token.expiresAt) throw new SimulatorHttpError(401, 'embed_token_expired', 'The embed token has expired.');
-    if (token.used) throw new SimulatorHttpError(409, 'embed_token_used', 'The embed token has already confirmed its intent.');
+    if (this.now() >= token.expiresAt)
+      throw new SimulatorHttpError(401, 'embed_token_expired', 'The embed token has expired.');
+    if (token.used)
+      throw new SimulatorHttpError(409, 'embed_token_used', 'The embed token has already confirmed its intent.');
     const body = await readJsonObject(req);
     const intent = this.state.intents.get(token.intentId)!;
     const outcome = body['outcome'] ?? 'succeeded';
@@ -86,7 +113,8 @@ export class SimulatorCheckoutHandler {
       throw new SimulatorHttpError(400, 'invalid_outcome', `outcome must be one of ${allowed.join(', ')}.`);
     }
     // Re-checked after the body was read: two confirms racing with one token must not both pass.
-    if (token.used) throw new SimulatorHttpError(409, 'embed_token_used', 'The embed token has already confirmed its intent.');
+    if (token.used)
+      throw new SimulatorHttpError(409, 'embed_token_used', 'The embed token has already confirmed its intent.');
     token.used = true;
     intent.state = outcome;
     this.emitter.emit(intent, SimulatorEventsEmitter.typesForOutcome(intent, outcome));

@@ -2,8 +2,7 @@ import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { SIMULATOR_ARGUMENT_MESSAGES } from './payments-simulator.messages.js';
 /** `rateLimit` modes: the next N API requests, or a steady fraction of them, answer 429. */
 export type RateLimitRule =
-  | { next: number; retryAfterSeconds?: number }
-  | { ratio: number; retryAfterSeconds?: number };
+  { next: number; retryAfterSeconds?: number } | { ratio: number; retryAfterSeconds?: number };
 
 /** Order in which held (or batched) deliveries are started. */
 export type DeliveryOrder = 'fifo' | 'reverse' | 'shuffle';
@@ -13,7 +12,10 @@ export type DeliveryOrder = 'fifo' | 'reverse' | 'shuffle';
  * deliveries, delayed deliveries. Reached as `simulator.controls`.
  */
 export class SimulatorControls {
-  #rate: { kind: 'next'; left: number; retryAfter: number } | { kind: 'ratio'; ratio: number; seen: number; retryAfter: number } | undefined;
+  #rate:
+    | { kind: 'next'; left: number; retryAfter: number }
+    | { kind: 'ratio'; ratio: number; seen: number; retryAfter: number }
+    | undefined;
   #duplicates = { copies: 1, mode: 'concurrent' as 'concurrent' | 'sequential' };
   #delayMs = 0;
   #batchOrder: DeliveryOrder | undefined;
@@ -32,12 +34,27 @@ export class SimulatorControls {
       return this;
     }
     const retryAfter = rule.retryAfterSeconds ?? 1;
-    if (!Number.isInteger(retryAfter) || retryAfter < 0) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'retryAfterSeconds', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger);
+    if (!Number.isInteger(retryAfter) || retryAfter < 0)
+      throw new PaymentsInvalidArgumentError(
+        'PaymentsSimulator.controls.rateLimit',
+        'retryAfterSeconds',
+        SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger,
+      );
     if ('next' in rule) {
-      if (!Number.isInteger(rule.next) || rule.next < 0) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'next', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger);
+      if (!Number.isInteger(rule.next) || rule.next < 0)
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.controls.rateLimit',
+          'next',
+          SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger,
+        );
       this.#rate = { kind: 'next', left: rule.next, retryAfter };
     } else {
-      if (!(rule.ratio >= 0 && rule.ratio <= 1)) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.rateLimit', 'ratio', SIMULATOR_ARGUMENT_MESSAGES.ratio);
+      if (!(rule.ratio >= 0 && rule.ratio <= 1))
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.controls.rateLimit',
+          'ratio',
+          SIMULATOR_ARGUMENT_MESSAGES.ratio,
+        );
       this.#rate = { kind: 'ratio', ratio: rule.ratio, seen: 0, retryAfter };
     }
     return this;
@@ -45,14 +62,24 @@ export class SimulatorControls {
 
   /** Sends every delivery `copies` times (each copy its own WebhookRequest, same event id), at once or one after the other. */
   duplicateDeliveries(copies: number, mode: 'concurrent' | 'sequential' = 'concurrent'): this {
-    if (!Number.isInteger(copies) || copies < 1) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.duplicateDeliveries', 'copies', SIMULATOR_ARGUMENT_MESSAGES.positiveInteger);
+    if (!Number.isInteger(copies) || copies < 1)
+      throw new PaymentsInvalidArgumentError(
+        'PaymentsSimulator.controls.duplicateDeliveries',
+        'copies',
+        SIMULATOR_ARGUMENT_MESSAGES.positiveInteger,
+      );
     this.#duplicates = { copies, mode };
     return this;
   }
 
   /** Waits `ms` before the first attempt of every new delivery. */
   delayDeliveries(ms: number): this {
-    if (!(ms >= 0)) throw new PaymentsInvalidArgumentError('PaymentsSimulator.controls.delayDeliveries', 'ms', SIMULATOR_ARGUMENT_MESSAGES.nonNegativeMs);
+    if (!(ms >= 0))
+      throw new PaymentsInvalidArgumentError(
+        'PaymentsSimulator.controls.delayDeliveries',
+        'ms',
+        SIMULATOR_ARGUMENT_MESSAGES.nonNegativeMs,
+      );
     this.#delayMs = ms;
     return this;
   }

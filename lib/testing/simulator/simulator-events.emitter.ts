@@ -38,7 +38,8 @@ export class SimulatorEventsEmitter {
         eventId,
         event: type,
         targets: this.state.subscribers(intent.account, type),
-        bodyFor: (target) => JSON.stringify({ id: eventId, webhook_id: target.id, event: type, data: base.data, metadata: null }),
+        bodyFor: (target) =>
+          JSON.stringify({ id: eventId, webhook_id: target.id, event: type, data: base.data, metadata: null }),
       });
     }
     this.state.events.push(...emitted);

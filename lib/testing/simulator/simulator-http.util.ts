@@ -18,13 +18,27 @@ export function errorBody(code: string, message: string): { error: { code: strin
   return { error: { code, message } };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(Buffer.byteLength(text)), ...headers });
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': String(Buffer.byteLength(text)),
+    ...headers,
+  });
   res.end(text);
 }
 
-export function sendHtml(res: ServerResponse, status: number, html: string, headers: Record<string, string> = {}): void {
+export function sendHtml(
+  res: ServerResponse,
+  status: number,
+  html: string,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, {
     'content-type': 'text/html; charset=utf-8',
     'content-length': String(Buffer.byteLength(html)),
@@ -44,7 +58,8 @@ export async function readJsonObject(req: IncomingMessage): Promise<Record<strin
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new SimulatorHttpError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
+    if (size > MAX_BODY_BYTES)
+      throw new SimulatorHttpError(413, 'payload_too_large', 'The request body is larger than 1 MiB.');
     chunks.push(chunk);
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();

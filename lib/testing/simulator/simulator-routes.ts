@@ -36,7 +36,11 @@ export function matchSimulatorRoute(
     const pattern = route.path.split('/').filter(Boolean);
     if (pattern.length !== segments.length) continue;
     const params: Record<string, string> = {};
-    if (pattern.every((part, i) => (part.startsWith(':') ? ((params[part.slice(1)] = segments[i]!), true) : part === segments[i]))) {
+    if (
+      pattern.every((part, i) =>
+        part.startsWith(':') ? ((params[part.slice(1)] = segments[i]!), true) : part === segments[i],
+      )
+    ) {
       return { route, params };
     }
   }
@@ -52,38 +56,47 @@ export interface SimulatorRouteDeps {
 
 /** The simulator's HTTP surface: the documented API, the webhook-request operations, and the embedded checkout. */
 export function simulatorRoutes({ state, engine, checkout }: SimulatorRouteDeps): SimulatorRoute[] {
-  const ownedRequest = (id: string, account: string): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[] } => {
+  const ownedRequest = (
+    id: string,
+    account: string,
+  ): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[] } => {
     const found = isUuid(id) ? engine.get(id) : undefined;
     if (found === undefined) throw new SimulatorHttpError(404, 'not_found', 'No such webhook request.');
-    if (found.account !== account) throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
+    if (found.account !== account)
+      throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
     return found;
   };
 
-  const createIntent = (kind: IntentKind) => async ({ req, res, account }: SimulatorRouteContext): Promise<void> => {
-    const body = await readJsonObject(req);
-    const amount = body['amount'];
-    if (amount !== undefined && (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 0)) {
-      throw new SimulatorHttpError(400, 'invalid_amount', 'amount must be an integer >= 0.');
-    }
-    const captureMethod = body['capture_method'];
-    if (captureMethod !== undefined && typeof captureMethod !== 'string') throw new SimulatorHttpError(400, 'invalid_capture_method', 'capture_method must be a string.');
-    const metadata = body['metadata'];
-    if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata))) {
-      throw new SimulatorHttpError(400, 'invalid_metadata', 'metadata must be an object or null.');
-    }
-    const origins = SimulatorCheckoutHandler.parseOrigins(body['allowed_origins']);
-    const intent = state.createIntent(
-      kind,
-      account,
-      kind === 'payment_intent' ? (amount as number | undefined) : undefined,
-      kind === 'payment_intent' ? ((captureMethod as string | undefined) ?? 'automatic_async') : undefined,
-      (metadata as Record<string, unknown> | null | undefined) ?? null,
-    );
-    sendJson(res, 201, { ...state.snapshot(intent), ...checkout.issueTokens(intent, origins) });
-  };
+  const createIntent =
+    (kind: IntentKind) =>
+    async ({ req, res, account }: SimulatorRouteContext): Promise<void> => {
+      const body = await readJsonObject(req);
+      const amount = body['amount'];
+      if (amount !== undefined && (typeof amount !== 'number' || !Number.isInteger(amount) || amount < 0)) {
+        throw new SimulatorHttpError(400, 'invalid_amount', 'amount must be an integer >= 0.');
+      }
+      const captureMethod = body['capture_method'];
+      if (captureMethod !== undefined && typeof captureMethod !== 'string')
+        throw new SimulatorHttpError(400, 'invalid_capture_method', 'capture_method must be a string.');
+      const metadata = body['metadata'];
+      if (metadata !== undefined && metadata !== null && (typeof metadata !== 'object' || Array.isArray(metadata))) {
+        throw new SimulatorHttpError(400, 'invalid_metadata', 'metadata must be an object or null.');
+      }
+      const origins = SimulatorCheckoutHandler.parseOrigins(body['allowed_origins']);
+      const intent = state.createIntent(
+        kind,
+        account,
+        kind === 'payment_intent' ? (amount as number | undefined) : undefined,
+        kind === 'payment_intent' ? ((captureMethod as string | undefined) ?? 'automatic_async') : undefined,
+        (metadata as Record<string, unknown> | null | undefined) ?? null,
+      );
+      sendJson(res, 201, { ...state.snapshot(intent), ...checkout.issueTokens(intent, origins) });
+    };
 
-  const retrieveIntent = (kind: IntentKind) => ({ res, params, account }: SimulatorRouteContext): void =>
-    sendJson(res, 200, state.snapshot(state.ownedIntent(kind, params['id']!, account)));
+  const retrieveIntent =
+    (kind: IntentKind) =>
+    ({ res, params, account }: SimulatorRouteContext): void =>
+      sendJson(res, 200, state.snapshot(state.ownedIntent(kind, params['id']!, account)));
 
   return [
     { method: 'POST', path: '/payment_intents', api: true, handle: createIntent('payment_intent') },
@@ -99,8 +112,18 @@ export function simulatorRoutes({ state, engine, checkout }: SimulatorRouteDeps)
         sendJson(res, 201, state.createEndpoint(account, body['url'], body['events']));
       },
     },
-    { method: 'GET', path: '/webhook_requests', api: true, handle: ({ res, account }) => sendJson(res, 200, { data: engine.listFor(account) }) },
-    { method: 'GET', path: '/webhook_requests/:id', api: true, handle: ({ res, params, account }) => sendJson(res, 200, ownedRequest(params['id']!, account).record) },
+    {
+      method: 'GET',
+      path: '/webhook_requests',
+      api: true,
+      handle: ({ res, account }) => sendJson(res, 200, { data: engine.listFor(account) }),
+    },
+    {
+      method: 'GET',
+      path: '/webhook_requests/:id',
+      api: true,
+      handle: ({ res, params, account }) => sendJson(res, 200, ownedRequest(params['id']!, account).record),
+    },
     {
       method: 'GET',
       path: '/webhook_requests/:id/attempts',
@@ -114,7 +137,12 @@ export function simulatorRoutes({ state, engine, checkout }: SimulatorRouteDeps)
       handle: ({ res, params, account }) => {
         const id = params['id']!;
         ownedRequest(id, account);
-        if (engine.resend(id) === 'busy') throw new SimulatorHttpError(409, 'delivery_in_progress', 'The request is being delivered or waiting; resend it once it has finished.');
+        if (engine.resend(id) === 'busy')
+          throw new SimulatorHttpError(
+            409,
+            'delivery_in_progress',
+            'The request is being delivered or waiting; resend it once it has finished.',
+          );
         sendJson(res, 202, engine.get(id)!.record);
       },
     },

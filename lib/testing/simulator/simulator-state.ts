@@ -75,7 +75,8 @@ export class SimulatorState {
   ) {}
 
   addApiKey(key: string, account: string): void {
-    if (typeof key !== 'string' || key === '') throw new PaymentsConfigurationError('PaymentsSimulator apiKey', 'is empty', 'pass a non-empty key');
+    if (typeof key !== 'string' || key === '')
+      throw new PaymentsConfigurationError('PaymentsSimulator apiKey', 'is empty', 'pass a non-empty key');
     this.keys.set(key, { account, active: true });
   }
 
@@ -88,7 +89,12 @@ export class SimulatorState {
   accountFor(apiKey: string | undefined): string {
     if (apiKey !== undefined) {
       const entry = this.keys.get(apiKey);
-      if (entry === undefined) throw new PaymentsInvalidArgumentError('PaymentsSimulator', 'apiKey', SIMULATOR_ARGUMENT_MESSAGES.unknownApiKey);
+      if (entry === undefined)
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator',
+          'apiKey',
+          SIMULATOR_ARGUMENT_MESSAGES.unknownApiKey,
+        );
       return entry.account;
     }
     const first = this.keys.values().next();
@@ -96,7 +102,13 @@ export class SimulatorState {
     return first.value.account;
   }
 
-  createIntent(kind: IntentKind, account: string, amount: number | undefined, captureMethod: string | undefined, metadata: Record<string, unknown> | null): IntentRecord {
+  createIntent(
+    kind: IntentKind,
+    account: string,
+    amount: number | undefined,
+    captureMethod: string | undefined,
+    metadata: Record<string, unknown> | null,
+  ): IntentRecord {
     const intent: IntentRecord = {
       kind,
       id: randomUUID(),
@@ -114,13 +126,20 @@ export class SimulatorState {
   /** The intent `id` of `kind`, if `account` owns it: else 404, or 403 for another account's. */
   ownedIntent(kind: IntentKind, id: string, account: string): IntentRecord {
     const intent = isUuid(id) ? this.intents.get(id) : undefined;
-    if (intent === undefined || intent.kind !== kind) throw new SimulatorHttpError(404, 'not_found', `No such ${kind}.`);
-    if (intent.account !== account) throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
+    if (intent === undefined || intent.kind !== kind)
+      throw new SimulatorHttpError(404, 'not_found', `No such ${kind}.`);
+    if (intent.account !== account)
+      throw new SimulatorHttpError(403, 'forbidden', 'The API key may not reach this resource.');
     return intent;
   }
 
   snapshot(intent: IntentRecord): SimulatedIntent {
-    const snapshot: SimulatedIntent = { id: intent.id, state: intent.state, metadata: intent.metadata, created_at: intent.created_at };
+    const snapshot: SimulatedIntent = {
+      id: intent.id,
+      state: intent.state,
+      metadata: intent.metadata,
+      created_at: intent.created_at,
+    };
     if (intent.amount !== undefined) snapshot.amount = intent.amount;
     if (intent.capture_method !== undefined) snapshot.capture_method = intent.capture_method;
     return snapshot;
@@ -136,10 +155,17 @@ export class SimulatorState {
     if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
       throw new SimulatorHttpError(400, 'invalid_url', 'url must be an absolute http(s) URL.');
     }
-    if (events !== undefined && events !== null && (!Array.isArray(events) || !events.every((e) => typeof e === 'string' && e !== ''))) {
+    if (
+      events !== undefined &&
+      events !== null &&
+      (!Array.isArray(events) || !events.every((e) => typeof e === 'string' && e !== ''))
+    ) {
       throw new SimulatorHttpError(400, 'invalid_events', 'events must be an array of event names.');
     }
-    const secret = this.signature.scheme === 'standard-webhooks' ? `whsec_${randomBytes(24).toString('base64')}` : randomBytes(32).toString('hex');
+    const secret =
+      this.signature.scheme === 'standard-webhooks'
+        ? `whsec_${randomBytes(24).toString('base64')}`
+        : randomBytes(32).toString('hex');
     const endpoint: EndpointRecord = {
       id: randomUUID(),
       url: parsed.toString(),
@@ -154,6 +180,8 @@ export class SimulatorState {
 
   /** Endpoints of `account` subscribed to `type`. */
   subscribers(account: string, type: string): EndpointRecord[] {
-    return [...this.endpoints.values()].filter((e) => e.account === account && (e.events === null || e.events.includes(type) || e.events.includes('*')));
+    return [...this.endpoints.values()].filter(
+      (e) => e.account === account && (e.events === null || e.events.includes(type) || e.events.includes('*')),
+    );
   }
 }

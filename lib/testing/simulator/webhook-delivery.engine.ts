@@ -106,10 +106,16 @@ export class WebhookDeliveryEngine {
   }
 
   /** The request and its endpoint's account, or undefined. */
-  get(id: string): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[]; account: string } | undefined {
+  get(
+    id: string,
+  ): { record: SimulatedWebhookRequest; attempts: SimulatedWebhookAttempt[]; account: string } | undefined {
     const state = this.#requests.get(id);
     if (state === undefined) return undefined;
-    return { record: { ...state.record }, attempts: state.attempts.map((a) => ({ ...a })), account: state.target.account };
+    return {
+      record: { ...state.record },
+      attempts: state.attempts.map((a) => ({ ...a })),
+      account: state.target.account,
+    };
   }
 
   /** Requests of one account, oldest first. */
@@ -187,7 +193,15 @@ export class WebhookDeliveryEngine {
     };
     let markFirstAttemptDone: () => void = () => undefined;
     const firstAttemptDone = new Promise<void>((resolve) => (markFirstAttemptDone = resolve));
-    const state: RequestState = { record, attempts: [], target, seriesAttempts: 0, retryTimer: undefined, firstAttemptDone, markFirstAttemptDone };
+    const state: RequestState = {
+      record,
+      attempts: [],
+      target,
+      seriesAttempts: 0,
+      retryTimer: undefined,
+      firstAttemptDone,
+      markFirstAttemptDone,
+    };
     this.#requests.set(record.id, state);
     this.#pending.add(state);
     return state;
@@ -252,7 +266,12 @@ export class WebhookDeliveryEngine {
     };
     state.attempts.push(attempt);
 
-    const headers = this.#deps.sign(record.body, state.target.secret, record.event_id, Math.floor(this.#deps.now() / 1000));
+    const headers = this.#deps.sign(
+      record.body,
+      state.target.secret,
+      record.event_id,
+      Math.floor(this.#deps.now() / 1000),
+    );
     const outcome = await this.#post(record.url, headers, record.body);
     state.markFirstAttemptDone();
     if (this.#stopped) return;
@@ -303,7 +322,12 @@ export class WebhookDeliveryEngine {
         {
           method: 'POST',
           agent: false,
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), connection: 'close', 'user-agent': 'nestjs-payments-simulator' },
+          headers: {
+            ...headers,
+            'content-length': String(Buffer.byteLength(body)),
+            connection: 'close',
+            'user-agent': 'nestjs-payments-simulator',
+          },
         },
         (response) => {
           response.resume();
@@ -315,7 +339,9 @@ export class WebhookDeliveryEngine {
         timedOut = true;
         request.destroy();
       }, this.#deps.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) => finish({ error: timedOut ? 'timeout' : (error.code ?? 'network_error') }));
+      request.on('error', (error: NodeJS.ErrnoException) =>
+        finish({ error: timedOut ? 'timeout' : (error.code ?? 'network_error') }),
+      );
       request.on('close', () => finish({ error: timedOut ? 'timeout' : 'connection_closed' }));
       this.#inflight.add(request);
       request.end(body);
@@ -341,7 +367,9 @@ export class WebhookDeliveryEngine {
     for (const state of this.#requests.values()) {
       if (PENDING.has(state.record.status)) counts[state.record.status] = (counts[state.record.status] ?? 0) + 1;
     }
-    return Object.entries(counts).map(([status, n]) => `${n} ${status}`).join(', ');
+    return Object.entries(counts)
+      .map(([status, n]) => `${n} ${status}`)
+      .join(', ');
   }
 
   #setTimer(fn: () => void, ms: number): NodeJS.Timeout {

@@ -19,7 +19,9 @@ export function notifyDeliveryListener<K extends keyof PaymentDeliveryListener>(
   try {
     fn.call(listener, record);
   } catch (error) {
-    logger.warn(`webhooks.deliveryListener.${method} threw and was ignored: ${error instanceof Error ? error.name : typeof error}`);
+    logger.warn(
+      `webhooks.deliveryListener.${method} threw and was ignored: ${error instanceof Error ? error.name : typeof error}`,
+    );
   }
 }
 

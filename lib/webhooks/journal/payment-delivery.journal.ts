@@ -64,12 +64,22 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
   readonly #maxEntries: number;
   /** Insertion order = least recently touched first. */
   readonly #entries = new Map<string, PaymentDeliveryJournalEntry>();
-  readonly #totals: PaymentDeliveryJournalTotals = { deliveries: 0, duplicatesDropped: 0, handlerRuns: 0, handlerFailures: 0, handlerSkips: 0 };
+  readonly #totals: PaymentDeliveryJournalTotals = {
+    deliveries: 0,
+    duplicatesDropped: 0,
+    handlerRuns: 0,
+    handlerFailures: 0,
+    handlerSkips: 0,
+  };
 
   constructor(options: PaymentDeliveryJournalOptions = {}) {
     const max = options.maxEntries ?? 200;
     if (!Number.isInteger(max) || max < 1) {
-      throw new PaymentsInvalidArgumentError('PaymentDeliveryJournal', 'maxEntries', STORE_ARGUMENT_MESSAGES.maxEntries);
+      throw new PaymentsInvalidArgumentError(
+        'PaymentDeliveryJournal',
+        'maxEntries',
+        STORE_ARGUMENT_MESSAGES.maxEntries,
+      );
     }
     this.#maxEntries = max;
   }
@@ -99,7 +109,11 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
   /** Recent events, most recently touched first; copies, safe to serialise. */
   entries(limit = this.#maxEntries): PaymentDeliveryJournalEntry[] {
     const all = [...this.#entries.values()].reverse().slice(0, Math.max(0, limit));
-    return all.map((e) => ({ ...e, lastAnswer: e.lastAnswer && { ...e.lastAnswer }, handlers: e.handlers.map((h) => ({ ...h })) }));
+    return all.map((e) => ({
+      ...e,
+      lastAnswer: e.lastAnswer && { ...e.lastAnswer },
+      handlers: e.handlers.map((h) => ({ ...h })),
+    }));
   }
 
   /** The entry of one event, if it is still kept. */
@@ -116,7 +130,17 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
     const id = eventId.toLowerCase();
     let entry = this.#entries.get(id);
     if (entry === undefined) {
-      entry = { eventId: id, type, firstSeenAt: at, lastSeenAt: at, deliveries: 0, lastAnswer: undefined, dispatches: 0, lastDispatch: undefined, handlers: [] };
+      entry = {
+        eventId: id,
+        type,
+        firstSeenAt: at,
+        lastSeenAt: at,
+        deliveries: 0,
+        lastAnswer: undefined,
+        dispatches: 0,
+        lastDispatch: undefined,
+        handlers: [],
+      };
     } else {
       this.#entries.delete(id);
       entry.lastSeenAt = at;

@@ -12,7 +12,9 @@ describe('sample merchant app: checkout flow over HTTP', () => {
   const fulfilment = new CountingFulfilment();
 
   beforeAll(async () => {
-    stack = await startSampleStack({ configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment) });
+    stack = await startSampleStack({
+      configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
+    });
   });
   afterEach(() => {
     stack.simulator.controls.reset();
@@ -37,11 +39,19 @@ describe('sample merchant app: checkout flow over HTTP', () => {
   });
 
   it('[A4] the answer of POST /orders holds the order and checkout tokens only, never the API key', async () => {
-    const answer = await requestJson<Record<string, Record<string, unknown>>>('POST', `${stack.url}/orders`, { amount: 1500 });
+    const answer = await requestJson<Record<string, Record<string, unknown>>>('POST', `${stack.url}/orders`, {
+      amount: 1500,
+    });
     expect(answer.status).toBe(201);
     expect(answer.text).not.toContain(apiKey());
     expect(Object.keys(answer.body).sort()).toEqual(['checkout', 'order']);
-    expect(Object.keys(answer.body['checkout']!).sort()).toEqual(['embedToken', 'embedTokenExpiresAt', 'formOrigin', 'formUrl', 'frameAncestors']);
+    expect(Object.keys(answer.body['checkout']!).sort()).toEqual([
+      'embedToken',
+      'embedTokenExpiresAt',
+      'formOrigin',
+      'formUrl',
+      'frameAncestors',
+    ]);
     const order = await requestJson('GET', `${stack.url}/orders/${String(answer.body['order']!['id'])}`);
     expect(order.text).not.toContain(apiKey());
   });
@@ -54,7 +64,9 @@ describe('sample merchant app: checkout flow over HTTP', () => {
     expect(html).toContain('Sample shop');
     expect(html).not.toContain(apiKey());
     expect(html.toLowerCase()).not.toContain('x-api-key');
-    expect(res.headers.get('content-security-policy')).toContain(`frame-src ${new URL(stack.env['PAYMENTS_BASE_URL']!).origin}`);
+    expect(res.headers.get('content-security-policy')).toContain(
+      `frame-src ${new URL(stack.env['PAYMENTS_BASE_URL']!).origin}`,
+    );
   });
 
   it('pays an order: confirm in the form, verified webhook delivered, order paid and shipped once', async () => {
@@ -73,10 +85,22 @@ describe('sample merchant app: checkout flow over HTTP', () => {
     await stack.simulator.waitForIdle();
 
     // Delivered to the registered endpoint, signed, and accepted by the verifier on the first try.
-    const intentId = stack.simulator.events().find((e) => e.event === 'payment_intent.succeeded' && (e.data as { payment_intent: { metadata: { order_id: string } } }).payment_intent.metadata.order_id === order.id)!;
+    const intentId = stack.simulator
+      .events()
+      .find(
+        (e) =>
+          e.event === 'payment_intent.succeeded' &&
+          (e.data as { payment_intent: { metadata: { order_id: string } } }).payment_intent.metadata.order_id ===
+            order.id,
+      )!;
     const deliveries = stack.simulator.webhookRequests().filter((r) => r.event_id === intentId.id);
     expect(deliveries).toHaveLength(1);
-    expect(deliveries[0]).toMatchObject({ status: 'succeeded', last_status_code: 200, attempt_count: 1, webhook_id: stack.endpoint!.id });
+    expect(deliveries[0]).toMatchObject({
+      status: 'succeeded',
+      last_status_code: 200,
+      attempt_count: 1,
+      webhook_id: stack.endpoint!.id,
+    });
     expect(fulfilment.calls - callsBefore).toBe(1);
     expect(fulfilment.shipments().filter((s) => s.orderId === order.id)).toHaveLength(1);
   });
@@ -96,14 +120,20 @@ describe('sample merchant app: checkout flow over HTTP', () => {
     expect((await getOrder(stack, order.id)).status).toBe('pending');
 
     stack.simulator.controls.release();
-    await waitFor(async () => ((await getOrder(stack, order.id)).status === 'paid' ? true : undefined), 'the order to be paid');
+    await waitFor(
+      async () => ((await getOrder(stack, order.id)).status === 'paid' ? true : undefined),
+      'the order to be paid',
+    );
   });
 
   it('[C2] the embed token confirms once: a second confirm is refused and the order is shipped once', async () => {
     const { order, checkout } = await createOrder(stack);
     expect((await confirmInForm(checkout, 'succeeded')).status).toBe(200);
     expect((await confirmInForm(checkout, 'succeeded')).status).toBe(409);
-    await waitFor(async () => ((await getOrder(stack, order.id)).status === 'paid' ? true : undefined), 'the order to be paid');
+    await waitFor(
+      async () => ((await getOrder(stack, order.id)).status === 'paid' ? true : undefined),
+      'the order to be paid',
+    );
     await stack.simulator.waitForIdle();
     expect(fulfilment.shipments().filter((s) => s.orderId === order.id)).toHaveLength(1);
   });

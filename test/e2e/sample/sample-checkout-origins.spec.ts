@@ -9,11 +9,19 @@ const PUBLIC = 'http://localhost:3000';
 
 describe('which origins may frame the payment form (resolveCheckoutFraming)', () => {
   it('allows PUBLIC_URL when the request shows no Origin (a server-side call)', () => {
-    expect(resolveCheckoutFraming(PUBLIC, [], {})).toEqual({ allowedOrigins: [PUBLIC], pageOrigin: undefined, pageAllowed: true });
+    expect(resolveCheckoutFraming(PUBLIC, [], {})).toEqual({
+      allowedOrigins: [PUBLIC],
+      pageOrigin: undefined,
+      pageAllowed: true,
+    });
   });
 
   it('allows localhost when the page was opened at localhost', () => {
-    expect(resolveCheckoutFraming(PUBLIC, [], { origin: PUBLIC, host: 'localhost:3000' })).toEqual({ allowedOrigins: [PUBLIC], pageOrigin: PUBLIC, pageAllowed: true });
+    expect(resolveCheckoutFraming(PUBLIC, [], { origin: PUBLIC, host: 'localhost:3000' })).toEqual({
+      allowedOrigins: [PUBLIC],
+      pageOrigin: PUBLIC,
+      pageAllowed: true,
+    });
   });
 
   it('adds http://127.0.0.1:3000 when the page was opened there', () => {
@@ -23,7 +31,10 @@ describe('which origins may frame the payment form (resolveCheckoutFraming)', ()
   });
 
   it('adds another address (a LAN address, a forwarded port) the page was opened at', () => {
-    const framing = resolveCheckoutFraming(PUBLIC, [], { origin: 'http://192.168.1.20:8080', host: '192.168.1.20:8080' });
+    const framing = resolveCheckoutFraming(PUBLIC, [], {
+      origin: 'http://192.168.1.20:8080',
+      host: '192.168.1.20:8080',
+    });
     expect(framing.allowedOrigins).toEqual([PUBLIC, 'http://192.168.1.20:8080']);
     expect(framing.pageAllowed).toBe(true);
   });
@@ -34,14 +45,29 @@ describe('which origins may frame the payment form (resolveCheckoutFraming)', ()
   });
 
   it('ignores an Origin that is not an http(s) origin', () => {
-    expect(resolveCheckoutFraming(PUBLIC, [], { origin: 'null', host: 'localhost:3000' }).allowedOrigins).toEqual([PUBLIC]);
-    expect(resolveCheckoutFraming(PUBLIC, [], { origin: 'http://localhost:3000/path', host: 'localhost:3000' }).allowedOrigins).toEqual([PUBLIC]);
+    expect(resolveCheckoutFraming(PUBLIC, [], { origin: 'null', host: 'localhost:3000' }).allowedOrigins).toEqual([
+      PUBLIC,
+    ]);
+    expect(
+      resolveCheckoutFraming(PUBLIC, [], { origin: 'http://localhost:3000/path', host: 'localhost:3000' })
+        .allowedOrigins,
+    ).toEqual([PUBLIC]);
   });
 
   it('with SHOP_ALLOWED_ORIGINS, allows those and PUBLIC_URL only', () => {
-    const listed = resolveCheckoutFraming(PUBLIC, ['http://127.0.0.1:3000'], { origin: 'http://127.0.0.1:3000', host: '127.0.0.1:3000' });
-    expect(listed).toEqual({ allowedOrigins: ['http://127.0.0.1:3000', PUBLIC], pageOrigin: 'http://127.0.0.1:3000', pageAllowed: true });
-    const other = resolveCheckoutFraming(PUBLIC, ['http://127.0.0.1:3000'], { origin: 'http://10.0.0.5:3000', host: '10.0.0.5:3000' });
+    const listed = resolveCheckoutFraming(PUBLIC, ['http://127.0.0.1:3000'], {
+      origin: 'http://127.0.0.1:3000',
+      host: '127.0.0.1:3000',
+    });
+    expect(listed).toEqual({
+      allowedOrigins: ['http://127.0.0.1:3000', PUBLIC],
+      pageOrigin: 'http://127.0.0.1:3000',
+      pageAllowed: true,
+    });
+    const other = resolveCheckoutFraming(PUBLIC, ['http://127.0.0.1:3000'], {
+      origin: 'http://10.0.0.5:3000',
+      host: '10.0.0.5:3000',
+    });
     expect(other.allowedOrigins).toEqual(['http://127.0.0.1:3000', PUBLIC]);
     expect(other.pageAllowed).toBe(false);
   });
@@ -62,7 +88,12 @@ describe('sample merchant app: the form is framable where the shop page was open
   /** `POST /orders` as a page opened at `http://{host}:{port}` sends it. */
   async function orderFrom(host: string): Promise<CheckoutSession> {
     const origin = `http://${host}:${port}`;
-    const answer = await requestJson<{ order: OrderView; checkout: CheckoutSession }>('POST', `${origin}/orders`, { amount: 1999 }, { origin });
+    const answer = await requestJson<{ order: OrderView; checkout: CheckoutSession }>(
+      'POST',
+      `${origin}/orders`,
+      { amount: 1999 },
+      { origin },
+    );
     expect(answer.status).toBe(201);
     return answer.body.checkout;
   }
@@ -73,12 +104,15 @@ describe('sample merchant app: the form is framable where the shop page was open
     return /frame-ancestors ([^;]+)/.exec(res.headers.get('content-security-policy') ?? '')![1]!;
   }
 
-  it.each(['localhost', '127.0.0.1', '127.0.0.2'])('a page opened at http://%s:PORT may frame the form (CSP frame-ancestors)', async (host) => {
-    const checkout = await orderFrom(host);
-    const origin = `http://${host}:${port}`;
-    expect(checkout.frameAncestors).toContain(origin);
-    expect((await frameAncestorsOf(checkout)).split(' ')).toContain(origin);
-  });
+  it.each(['localhost', '127.0.0.1', '127.0.0.2'])(
+    'a page opened at http://%s:PORT may frame the form (CSP frame-ancestors)',
+    async (host) => {
+      const checkout = await orderFrom(host);
+      const origin = `http://${host}:${port}`;
+      expect(checkout.frameAncestors).toContain(origin);
+      expect((await frameAncestorsOf(checkout)).split(' ')).toContain(origin);
+    },
+  );
 
   it('the form shows the amount with its currency (metadata.currency), not a bare number', async () => {
     const checkout = await orderFrom('localhost');
@@ -102,7 +136,12 @@ describe('sample merchant app with SHOP_ALLOWED_ORIGINS', () => {
   it('frames the form for the listed origins and PUBLIC_URL only, whatever address the page was opened at', async () => {
     const port = new URL(stack.url).port;
     const origin = `http://127.0.0.1:${port}`;
-    const answer = await requestJson<{ checkout: CheckoutSession }>('POST', `${origin}/orders`, { amount: 1999 }, { origin });
+    const answer = await requestJson<{ checkout: CheckoutSession }>(
+      'POST',
+      `${origin}/orders`,
+      { amount: 1999 },
+      { origin },
+    );
     expect(answer.body.checkout.frameAncestors).toEqual(['http://shop.test:8443', `http://localhost:${port}`]);
   });
 });

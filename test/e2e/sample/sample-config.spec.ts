@@ -21,7 +21,10 @@ describe('sample configuration (environment variables)', () => {
   });
 
   it('[W7] reads several comma-separated webhook secrets (rotation)', () => {
-    expect(readSampleConfig({ ...sandbox, PAYMENTS_WEBHOOK_SECRET: 'whsec_new, whsec_old' }).webhooks.secrets).toEqual(['whsec_new', 'whsec_old']);
+    expect(readSampleConfig({ ...sandbox, PAYMENTS_WEBHOOK_SECRET: 'whsec_new, whsec_old' }).webhooks.secrets).toEqual([
+      'whsec_new',
+      'whsec_old',
+    ]);
   });
 
   it('[W8] describes an HMAC scheme from PAYMENTS_WEBHOOK_* variables', () => {

@@ -16,11 +16,16 @@ describe('sample merchant app: an order is settled exactly once', () => {
   });
 
   const paidTransitions = (s: SampleStack, orderId: string): number =>
-    s.app.get(OrdersRepository).findById(orderId)!.history.filter((change) => change.to === 'paid').length;
+    s.app
+      .get(OrdersRepository)
+      .findById(orderId)!
+      .history.filter((change) => change.to === 'paid').length;
 
   it('[W4] pays an order exactly once when the service duplicates and reorders its deliveries', async () => {
     const fulfilment = new CountingFulfilment();
-    stack = await startSampleStack({ configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment) });
+    stack = await startSampleStack({
+      configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
+    });
     // Three copies of every delivery at once, and the batch (succeeded + charge.succeeded) last-first.
     stack.simulator.controls.duplicateDeliveries(3, 'concurrent').outOfOrder('reverse');
     const { order, checkout } = await createOrder(stack);
@@ -40,7 +45,9 @@ describe('sample merchant app: an order is settled exactly once', () => {
 
   it('[W4] a handler that fails on the first delivery is completed by the retry, and ships once', async () => {
     const fulfilment = new FlakyFulfilment(1);
-    stack = await startSampleStack({ configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment) });
+    stack = await startSampleStack({
+      configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
+    });
     const { order, checkout } = await createOrder(stack);
 
     await confirmInForm(checkout, 'succeeded');
@@ -58,7 +65,9 @@ describe('sample merchant app: an order is settled exactly once', () => {
 
   it('never revives a cancelled order: a late payment_intent.succeeded leaves it cancelled and asks for a refund', async () => {
     const fulfilment = new CountingFulfilment();
-    stack = await startSampleStack({ configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment) });
+    stack = await startSampleStack({
+      configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
+    });
     const { order, checkout } = await createOrder(stack);
     stack.simulator.controls.hold();
     await confirmInForm(checkout, 'succeeded');
@@ -78,7 +87,9 @@ describe('sample merchant app: an order is settled exactly once', () => {
 
   it('a replayed payment_intent.succeeded (resent by the service) changes nothing', async () => {
     const fulfilment = new CountingFulfilment();
-    stack = await startSampleStack({ configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment) });
+    stack = await startSampleStack({
+      configure: (builder) => builder.overrideProvider(FulfilmentService).useValue(fulfilment),
+    });
     const { order, checkout } = await createOrder(stack);
     await confirmInForm(checkout, 'succeeded');
     await stack.simulator.waitForIdle();
@@ -86,10 +97,15 @@ describe('sample merchant app: an order is settled exactly once', () => {
     const before = await getOrder(stack, order.id);
 
     // The service's resend operation (a simulator path; the reference does not show it).
-    const resend = await requestJson('POST', `${stack.env['PAYMENTS_BASE_URL']}/webhook_requests/${delivery!.id}/resend`, undefined, {
-      'x-api-key': stack.env['PAYMENTS_API_KEY']!,
-      'x-api-version': '1',
-    });
+    const resend = await requestJson(
+      'POST',
+      `${stack.env['PAYMENTS_BASE_URL']}/webhook_requests/${delivery!.id}/resend`,
+      undefined,
+      {
+        'x-api-key': stack.env['PAYMENTS_API_KEY']!,
+        'x-api-version': '1',
+      },
+    );
     expect(resend.status).toBe(202);
     await stack.simulator.waitForIdle();
 
@@ -103,7 +119,10 @@ describe('sample merchant app: an order is settled exactly once', () => {
     stack = await startSampleStack();
     const { order, checkout } = await createOrder(stack);
     await confirmInForm(checkout, 'succeeded');
-    await waitFor(async () => ((await getOrder(stack!, order.id)).status === 'paid' ? true : undefined), 'the order to be paid');
+    await waitFor(
+      async () => ((await getOrder(stack!, order.id)).status === 'paid' ? true : undefined),
+      'the order to be paid',
+    );
     expect((await requestJson('POST', `${stack.url}/orders/${order.id}/cancel`)).status).toBe(409);
     expect((await getOrder(stack, order.id)).status).toBe('paid');
   });

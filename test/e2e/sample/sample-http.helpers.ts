@@ -6,8 +6,15 @@ import { requestJson, type SampleStack } from './sample-stack.fixture.js';
 export type { CheckoutSession, OrderView, PaymentMethodSetupView };
 
 /** `POST /orders` of the sample. */
-export async function createOrder(stack: SampleStack, body: Record<string, unknown> = { amount: 1999 }): Promise<{ order: OrderView; checkout: CheckoutSession }> {
-  const answer = await requestJson<{ order: OrderView; checkout: CheckoutSession }>('POST', `${stack.url}/orders`, body);
+export async function createOrder(
+  stack: SampleStack,
+  body: Record<string, unknown> = { amount: 1999 },
+): Promise<{ order: OrderView; checkout: CheckoutSession }> {
+  const answer = await requestJson<{ order: OrderView; checkout: CheckoutSession }>(
+    'POST',
+    `${stack.url}/orders`,
+    body,
+  );
   if (answer.status !== 201) throw new Error(`POST /orders answered ${answer.status}: ${answer.text}`);
   return answer.body;
 }
@@ -24,7 +31,15 @@ export async function getOrder(stack: SampleStack, id: string): Promise<OrderVie
  * the embed token (`Authorization: Embed <token>`). `POST {form origin}/embed/confirm` is the
  * simulator's choice of path.
  */
-export async function confirmInForm(checkout: CheckoutSession, outcome: string): Promise<{ status: number; body: { state?: string } }> {
-  const answer = await requestJson<{ state?: string }>('POST', new URL('confirm', checkout.formUrl).toString(), { outcome }, { authorization: `Embed ${checkout.embedToken}` });
+export async function confirmInForm(
+  checkout: CheckoutSession,
+  outcome: string,
+): Promise<{ status: number; body: { state?: string } }> {
+  const answer = await requestJson<{ state?: string }>(
+    'POST',
+    new URL('confirm', checkout.formUrl).toString(),
+    { outcome },
+    { authorization: `Embed ${checkout.embedToken}` },
+  );
   return { status: answer.status, body: answer.body };
 }

@@ -17,7 +17,8 @@ describe('sample merchant app: what each payment outcome does to the order', () 
     await stack?.close();
   });
 
-  const paymentIntentIdOf = (orderId: string): string => stack.app.get(OrdersRepository).findById(orderId)!.paymentIntentId;
+  const paymentIntentIdOf = (orderId: string): string =>
+    stack.app.get(OrdersRepository).findById(orderId)!.paymentIntentId;
 
   const settled = (orderId: string) =>
     waitFor(async () => {
@@ -25,19 +26,24 @@ describe('sample merchant app: what each payment outcome does to the order', () 
       return order.status === 'pending' ? undefined : order;
     }, `order ${orderId} to leave pending`);
 
-  it.each(['errored_authorization', 'errored_capture', 'errored_sale'])('[L2] payment_intent.%s moves the order to failed', async (outcome) => {
-    const { order, checkout } = await createOrder(stack);
-    await confirmInForm(checkout, outcome);
-    const after = await settled(order.id);
-    expect(after.status).toBe('failed');
-  });
+  it.each(['errored_authorization', 'errored_capture', 'errored_sale'])(
+    '[L2] payment_intent.%s moves the order to failed',
+    async (outcome) => {
+      const { order, checkout } = await createOrder(stack);
+      await confirmInForm(checkout, outcome);
+      const after = await settled(order.id);
+      expect(after.status).toBe('failed');
+    },
+  );
 
   it('[L2] payment_intent.cancelled (the shopper cancelled) moves the order to cancelled, not failed', async () => {
     const { order, checkout } = await createOrder(stack);
     await confirmInForm(checkout, 'cancelled');
     const after = await settled(order.id);
     expect(after.status).toBe('cancelled');
-    expect(stack.app.get(OrdersRepository).findById(order.id)!.history.at(-1)!.cause).toMatch(/^payment_intent\.cancelled/);
+    expect(stack.app.get(OrdersRepository).findById(order.id)!.history.at(-1)!.cause).toMatch(
+      /^payment_intent\.cancelled/,
+    );
   });
 
   it.each(['requires_payment_method', 'requires_confirmation', 'requires_capture', 'requires_review'])(

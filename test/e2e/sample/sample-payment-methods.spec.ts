@@ -15,7 +15,10 @@ describe('sample merchant app: saving a payment method (setup intent)', () => {
   });
 
   const startSetup = async (): Promise<{ setup: PaymentMethodSetupView; checkout: CheckoutSession; text: string }> => {
-    const answer = await requestJson<{ setup: PaymentMethodSetupView; checkout: CheckoutSession }>('POST', `${stack.url}/payment-methods/setup`);
+    const answer = await requestJson<{ setup: PaymentMethodSetupView; checkout: CheckoutSession }>(
+      'POST',
+      `${stack.url}/payment-methods/setup`,
+    );
     expect(answer.status).toBe(201);
     return { ...answer.body, text: answer.text };
   };
@@ -65,7 +68,10 @@ describe('sample merchant app: saving a payment method (setup intent)', () => {
     const { setup, checkout } = await startSetup();
     await confirmInForm(checkout, 'succeeded');
     expect((await decided(setup.id)).status).toBe('saved');
-    stack.simulator.emit('setup_intent.errored', stack.app.get(PaymentMethodSetupsRepository).findById(setup.id)!.setupIntentId);
+    stack.simulator.emit(
+      'setup_intent.errored',
+      stack.app.get(PaymentMethodSetupsRepository).findById(setup.id)!.setupIntentId,
+    );
     await stack.simulator.waitForIdle();
     expect((await getSetup(setup.id)).status).toBe('saved');
   });

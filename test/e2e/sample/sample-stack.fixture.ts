@@ -73,7 +73,11 @@ export async function startSampleStack(options: SampleStackOptions = {}): Promis
 }
 
 /** Polls `probe` (every 10 ms) until it returns a value other than undefined; fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -90,7 +94,12 @@ export interface JsonAnswer<T> {
   text: string;
 }
 
-export async function requestJson<T = Record<string, unknown>>(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<JsonAnswer<T>> {
+export async function requestJson<T = Record<string, unknown>>(
+  method: string,
+  url: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<JsonAnswer<T>> {
   const res = await fetch(url, {
     method,
     headers: { ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },

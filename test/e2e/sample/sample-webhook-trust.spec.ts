@@ -46,14 +46,18 @@ describe('sample merchant app: only verified webhooks move orders', () => {
 
   it('[W5] a delivery signed with another secret is refused (401) and the order stays pending', async () => {
     const { order } = await createOrder(stack, { amount: 1200 });
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: intentOf(order.id), amount: 1200 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: intentOf(order.id), amount: 1200 } },
+    });
     expect(await deliver(event, newSecret())).toBe(401);
     expect((await getOrder(stack, order.id)).status).toBe('pending');
   });
 
   it('[W7] accepts a delivery signed with the secret being rotated out', async () => {
     const { order } = await createOrder(stack, { amount: 1300 });
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: intentOf(order.id), amount: 1300 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: intentOf(order.id), amount: 1300 } },
+    });
     expect(await deliver(event, previous)).toBe(200);
     expect((await getOrder(stack, order.id)).status).toBe('paid');
   });
@@ -61,7 +65,9 @@ describe('sample merchant app: only verified webhooks move orders', () => {
   it('[W12] retrieves the intent when the event data lacks the amount, then pays the order', async () => {
     const { order } = await createOrder(stack, { amount: 1400 });
     const before = retrieves();
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: intentOf(order.id), amount: undefined } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: intentOf(order.id), amount: undefined } },
+    });
     expect(event.data.payment_intent).not.toHaveProperty('amount', expect.anything());
     expect(await deliver(event, current)).toBe(200);
     expect(retrieves()).toBe(before + 1);
@@ -71,7 +77,9 @@ describe('sample merchant app: only verified webhooks move orders', () => {
   it('[W12] uses the intent in the event data, without a retrieve, when it has the amount', async () => {
     const { order } = await createOrder(stack, { amount: 1500 });
     const before = retrieves();
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: intentOf(order.id), amount: 1500 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: intentOf(order.id), amount: 1500 } },
+    });
     expect(await deliver(event, current)).toBe(200);
     expect(retrieves()).toBe(before);
     expect((await getOrder(stack, order.id)).status).toBe('paid');
@@ -79,7 +87,9 @@ describe('sample merchant app: only verified webhooks move orders', () => {
 
   it('leaves the order pending, with a note, when the paid amount differs from the order', async () => {
     const { order } = await createOrder(stack, { amount: 1600 });
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: intentOf(order.id), amount: 16 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: intentOf(order.id), amount: 16 } },
+    });
     expect(await deliver(event, current)).toBe(200);
     const after = await getOrder(stack, order.id);
     expect(after.status).toBe('pending');
@@ -88,7 +98,9 @@ describe('sample merchant app: only verified webhooks move orders', () => {
 
   it('acknowledges (200) an event about an intent that is not one of its orders, and changes nothing', async () => {
     const callsBefore = fulfilment.calls;
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: randomUUID(), amount: 100 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: randomUUID(), amount: 100 } },
+    });
     expect(await deliver(event, current)).toBe(200);
     expect(fulfilment.calls).toBe(callsBefore);
   });

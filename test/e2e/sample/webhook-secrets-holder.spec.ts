@@ -6,9 +6,13 @@ import type { SampleConfig } from '../../../sample/sample.config.js';
 import { WebhookSecretsHolder } from '../../../sample/webhooks/webhook-secrets.holder.js';
 
 const secret = (): string => `whsec_${randomBytes(24).toString('base64')}`;
-const holderWith = (webhooks: SampleConfig['webhooks']): WebhookSecretsHolder => new WebhookSecretsHolder(new ConfigService({ sample: { webhooks } }));
+const holderWith = (webhooks: SampleConfig['webhooks']): WebhookSecretsHolder =>
+  new WebhookSecretsHolder(new ConfigService({ sample: { webhooks } }));
 const input = (signingSecret: string) => {
-  const { rawBody, headers } = signWebhook(createPaymentEvent('payment_intent.succeeded'), { scheme: 'standard-webhooks', secret: signingSecret });
+  const { rawBody, headers } = signWebhook(createPaymentEvent('payment_intent.succeeded'), {
+    scheme: 'standard-webhooks',
+    secret: signingSecret,
+  });
   return { rawBody: Buffer.from(rawBody), headers };
 };
 
@@ -16,7 +20,10 @@ describe('WebhookSecretsHolder (the verifier handed to PaymentsModule before the
   it('[W5] refuses every delivery until the endpoint secret is set', async () => {
     const holder = holderWith({ secrets: [], scheme: { kind: 'standard-webhooks' } });
     expect(holder.ready).toBe(false);
-    await expect(Promise.resolve(holder.verifier.verify(input(secret())))).resolves.toEqual({ valid: false, reason: 'no_endpoint_secret_yet' });
+    await expect(Promise.resolve(holder.verifier.verify(input(secret())))).resolves.toEqual({
+      valid: false,
+      reason: 'no_endpoint_secret_yet',
+    });
   });
 
   it('verifies with the secret registration handed it', async () => {
@@ -39,7 +46,14 @@ describe('WebhookSecretsHolder (the verifier handed to PaymentsModule before the
     const hmacSecret = randomBytes(32).toString('hex');
     const scheme = { kind: 'hmac' as const, header: 'x-signature', prefix: 'sha256=' };
     const holder = holderWith({ secrets: [hmacSecret], scheme });
-    const { rawBody, headers } = signWebhook(createPaymentEvent('payment_intent.succeeded'), { scheme: 'hmac', secret: hmacSecret, header: 'x-signature', prefix: 'sha256=' });
-    await expect(Promise.resolve(holder.verifier.verify({ rawBody: Buffer.from(rawBody), headers }))).resolves.toEqual({ valid: true });
+    const { rawBody, headers } = signWebhook(createPaymentEvent('payment_intent.succeeded'), {
+      scheme: 'hmac',
+      secret: hmacSecret,
+      header: 'x-signature',
+      prefix: 'sha256=',
+    });
+    await expect(Promise.resolve(holder.verifier.verify({ rawBody: Buffer.from(rawBody), headers }))).resolves.toEqual({
+      valid: true,
+    });
   });
 });

@@ -1,11 +1,25 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PaymentDeliveryJournal, PaymentsConfigurationError, PaymentsModule, type PaymentDeliveryListener } from '../../../lib/index.js';
+import {
+  PaymentDeliveryJournal,
+  PaymentsConfigurationError,
+  PaymentsModule,
+  type PaymentDeliveryListener,
+} from '../../../lib/index.js';
 import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES } from '../../fixtures/webhooks/payment-handlers.fixture.js';
-import { API_KEY, CURRENT_SECRET, ENDPOINT_ID, fixtureOptions, post, sign, startWebhookApp, type WebhookApp } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import {
+  API_KEY,
+  CURRENT_SECRET,
+  ENDPOINT_ID,
+  fixtureOptions,
+  post,
+  sign,
+  startWebhookApp,
+  type WebhookApp,
+} from '../../fixtures/webhooks/webhook-app.fixture.js';
 
 const PATH = 'payments/webhooks';
 
@@ -21,7 +35,9 @@ describe.each(['express', 'fastify'] as const)('webhooks.deliveryListener on %s'
       adapter,
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
-      payments: PaymentsModule.forRoot(fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false, deliveryListener: journal })),
+      payments: PaymentsModule.forRoot(
+        fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false, deliveryListener: journal }),
+      ),
     });
     url = `${main.baseUrl}/${PATH}`;
     fulfilment = main.app.get(FulfilmentHandler);
@@ -39,13 +55,21 @@ describe.each(['express', 'fastify'] as const)('webhooks.deliveryListener on %s'
     expect((await post(url, sign(event))).status).toBe(500);
     let entry = journal.entry(event.id)!;
     expect(entry.lastAnswer).toEqual({ status: 500, outcome: 'failed' });
-    expect(entry.handlers.find((h) => h.handler === 'FulfilmentHandler.paid')).toMatchObject({ status: 'failed', error: 'Error: warehouse down' });
+    expect(entry.handlers.find((h) => h.handler === 'FulfilmentHandler.paid')).toMatchObject({
+      status: 'failed',
+      error: 'Error: warehouse down',
+    });
 
     fail = false;
     expect((await post(url, sign(event))).status).toBe(200);
     expect((await post(url, sign(event))).status).toBe(200);
     entry = journal.entry(event.id)!;
-    expect(entry).toMatchObject({ deliveries: 3, dispatches: 3, lastAnswer: { status: 200, outcome: 'duplicate' }, lastDispatch: 'duplicate' });
+    expect(entry).toMatchObject({
+      deliveries: 3,
+      dispatches: 3,
+      lastAnswer: { status: 200, outcome: 'duplicate' },
+      lastDispatch: 'duplicate',
+    });
     expect(fulfilment.callsFor(event.id)).toHaveLength(2);
     expect(journal.totals()).toMatchObject({ duplicatesDropped: 1, handlerFailures: 1 });
     fulfilment.reset();
@@ -54,7 +78,9 @@ describe.each(['express', 'fastify'] as const)('webhooks.deliveryListener on %s'
   it('is not told of a delivery the guard rejected', async () => {
     const before = journal.totals().deliveries;
     const event = createPaymentEvent('payment_intent.succeeded', { webhook_id: ENDPOINT_ID });
-    const forged = sign(event, { secret: `whsec_${Buffer.from('not-the-endpoint-secret-32-bytes').toString('base64')}` });
+    const forged = sign(event, {
+      secret: `whsec_${Buffer.from('not-the-endpoint-secret-32-bytes').toString('base64')}`,
+    });
     expect((await post(url, forged)).status).toBe(401);
     expect(journal.totals().deliveries).toBe(before);
     expect(journal.entry(event.id)).toBeUndefined();
@@ -92,6 +118,8 @@ describe('webhooks.deliveryListener validation', () => {
     const bad = fixtureOptions({ deliveryListener: {} as PaymentDeliveryListener });
     expect(() => validatePaymentsOptions(bad)).toThrow(PaymentsConfigurationError);
     expect(() => validatePaymentsOptions(bad)).toThrow(/webhooks\.deliveryListener/);
-    expect(() => validatePaymentsOptions(fixtureOptions({ deliveryListener: new PaymentDeliveryJournal() }))).not.toThrow();
+    expect(() =>
+      validatePaymentsOptions(fixtureOptions({ deliveryListener: new PaymentDeliveryJournal() })),
+    ).not.toThrow();
   });
 });

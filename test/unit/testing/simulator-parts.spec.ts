@@ -6,13 +6,25 @@ import { matchSimulatorRoute, type SimulatorRoute } from '../../../lib/testing/s
 import { SimulatorHttpError } from '../../../lib/testing/simulator/simulator-http.util.js';
 import { SimulatorState } from '../../../lib/testing/simulator/simulator-state.js';
 
-const route = (method: 'GET' | 'POST', path: string): SimulatorRoute => ({ method, path, api: true, handle: () => undefined });
+const route = (method: 'GET' | 'POST', path: string): SimulatorRoute => ({
+  method,
+  path,
+  api: true,
+  handle: () => undefined,
+});
 
 describe('simulator route table (matchSimulatorRoute)', () => {
-  const routes = [route('POST', '/payment_intents'), route('GET', '/payment_intents/:id'), route('GET', '/webhook_requests/:id/attempts')];
+  const routes = [
+    route('POST', '/payment_intents'),
+    route('GET', '/payment_intents/:id'),
+    route('GET', '/webhook_requests/:id/attempts'),
+  ];
 
   it('matches method and segments, and collects :params', () => {
-    expect(matchSimulatorRoute(routes, 'GET', ['payment_intents', 'abc'])).toEqual({ route: routes[1], params: { id: 'abc' } });
+    expect(matchSimulatorRoute(routes, 'GET', ['payment_intents', 'abc'])).toEqual({
+      route: routes[1],
+      params: { id: 'abc' },
+    });
     expect(matchSimulatorRoute(routes, 'GET', ['webhook_requests', 'x', 'attempts'])?.params).toEqual({ id: 'x' });
   });
 
@@ -25,16 +37,27 @@ describe('simulator route table (matchSimulatorRoute)', () => {
 
 describe('simulator emission rules (SimulatorEventsEmitter.typesForOutcome)', () => {
   it('adds charge.* to a payment intent with capture_method automatic_async', () => {
-    expect(SimulatorEventsEmitter.typesForOutcome({ kind: 'payment_intent', capture_method: 'automatic_async' }, 'succeeded')).toEqual(['payment_intent.succeeded', 'charge.succeeded']);
-    expect(SimulatorEventsEmitter.typesForOutcome({ kind: 'payment_intent', capture_method: 'automatic_async' }, 'requires_capture')).toEqual([
-      'payment_intent.requires_capture',
-      'charge.requires_capture',
-    ]);
+    expect(
+      SimulatorEventsEmitter.typesForOutcome(
+        { kind: 'payment_intent', capture_method: 'automatic_async' },
+        'succeeded',
+      ),
+    ).toEqual(['payment_intent.succeeded', 'charge.succeeded']);
+    expect(
+      SimulatorEventsEmitter.typesForOutcome(
+        { kind: 'payment_intent', capture_method: 'automatic_async' },
+        'requires_capture',
+      ),
+    ).toEqual(['payment_intent.requires_capture', 'charge.requires_capture']);
   });
 
   it('emits only the intent event otherwise', () => {
-    expect(SimulatorEventsEmitter.typesForOutcome({ kind: 'payment_intent', capture_method: 'manual' }, 'succeeded')).toEqual(['payment_intent.succeeded']);
-    expect(SimulatorEventsEmitter.typesForOutcome({ kind: 'setup_intent', capture_method: undefined }, 'failed')).toEqual(['setup_intent.failed']);
+    expect(
+      SimulatorEventsEmitter.typesForOutcome({ kind: 'payment_intent', capture_method: 'manual' }, 'succeeded'),
+    ).toEqual(['payment_intent.succeeded']);
+    expect(
+      SimulatorEventsEmitter.typesForOutcome({ kind: 'setup_intent', capture_method: undefined }, 'failed'),
+    ).toEqual(['setup_intent.failed']);
   });
 });
 
@@ -46,9 +69,13 @@ describe('simulator state (SimulatorState)', () => {
   it('lets only the owning account reach an intent (403 for another, 404 for an unknown id)', () => {
     const intent = state.createIntent('payment_intent', 'acct_a', 100, 'automatic_async', null);
     expect(state.ownedIntent('payment_intent', intent.id, 'acct_a')).toBe(intent);
-    expect(() => state.ownedIntent('payment_intent', intent.id, 'acct_b')).toThrow(expect.objectContaining({ status: 403 }) as Error);
+    expect(() => state.ownedIntent('payment_intent', intent.id, 'acct_b')).toThrow(
+      expect.objectContaining({ status: 403 }) as Error,
+    );
     expect(() => state.ownedIntent('setup_intent', intent.id, 'acct_a')).toThrow(SimulatorHttpError);
-    expect(() => state.ownedIntent('payment_intent', 'not-a-uuid', 'acct_a')).toThrow(expect.objectContaining({ status: 404 }) as Error);
+    expect(() => state.ownedIntent('payment_intent', 'not-a-uuid', 'acct_a')).toThrow(
+      expect.objectContaining({ status: 404 }) as Error,
+    );
   });
 
   it('delivers an event to the account’s endpoints subscribed to it', () => {

@@ -27,21 +27,40 @@ const dispatch = (eventId: string, over: Partial<PaymentDispatchRecord> = {}): P
 describe('PaymentDeliveryJournal', () => {
   it('merges the deliveries and dispatches of one event into one entry', () => {
     const journal = new PaymentDeliveryJournal();
-    journal.onDispatch(dispatch(ID_A, { outcome: 'failed', handlers: [{ handler: 'Orders.paid', status: 'failed', error: 'Error: boom' }] }));
+    journal.onDispatch(
+      dispatch(ID_A, {
+        outcome: 'failed',
+        handlers: [{ handler: 'Orders.paid', status: 'failed', error: 'Error: boom' }],
+      }),
+    );
     journal.onDelivery(delivery(ID_A, 'failed', 500));
     journal.onDispatch(dispatch(ID_A));
     journal.onDelivery(delivery(ID_A, 'handled'));
 
     const [entry, ...rest] = journal.entries();
     expect(rest).toEqual([]);
-    expect(entry).toMatchObject({ eventId: ID_A, deliveries: 2, dispatches: 2, lastAnswer: { status: 200, outcome: 'handled' }, lastDispatch: 'handled' });
+    expect(entry).toMatchObject({
+      eventId: ID_A,
+      deliveries: 2,
+      dispatches: 2,
+      lastAnswer: { status: 200, outcome: 'handled' },
+      lastDispatch: 'handled',
+    });
     expect(entry!.handlers).toEqual([{ handler: 'Orders.paid', status: 'done', durationMs: 3 }]);
-    expect(journal.totals()).toEqual({ deliveries: 2, duplicatesDropped: 0, handlerRuns: 2, handlerFailures: 1, handlerSkips: 0 });
+    expect(journal.totals()).toEqual({
+      deliveries: 2,
+      duplicatesDropped: 0,
+      handlerRuns: 2,
+      handlerFailures: 1,
+      handlerSkips: 0,
+    });
   });
 
   it('counts a delivery answered "duplicate" as dropped, and skipped handlers as skips, not runs', () => {
     const journal = new PaymentDeliveryJournal();
-    journal.onDispatch(dispatch(ID_A, { outcome: 'duplicate', handlers: [{ handler: 'Orders.paid', status: 'skipped' }] }));
+    journal.onDispatch(
+      dispatch(ID_A, { outcome: 'duplicate', handlers: [{ handler: 'Orders.paid', status: 'skipped' }] }),
+    );
     journal.onDelivery(delivery(ID_A, 'duplicate'));
     expect(journal.totals()).toMatchObject({ duplicatesDropped: 1, handlerRuns: 0, handlerSkips: 1 });
   });
