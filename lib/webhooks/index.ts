@@ -1,26 +1,40 @@
-export * from './payment-event.types.js';
-export * from './payment-events-processor.interface.js';
-export { OnPaymentEvent, type OnPaymentEventOptions, type OnPaymentEventDecorator } from './on-payment-event.decorator.js';
-export { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './payment-events.registry.js';
 export {
-  PaymentEventsDispatcher,
-  type DispatchResult,
-  type DispatchOutcome,
-  type DispatchHandlerResult,
-  type DispatchHandlerStatus,
-  type DispatchMeta,
-} from './payment-events.dispatcher.js';
-export { InlinePaymentEventsProcessor, DISPATCH_OUTCOME_STATUS } from './inline-payment-events.processor.js';
-export { PaymentEventIntentMissingError, retrieveIntentOf } from './payment-event.context.js';
-export { parseWebhookPayload, type WebhookPayloadParseResult, type WebhookPayloadProblem } from './webhook-payload.parser.js';
-export { WebhookSignatureGuard, getVerifiedWebhookDelivery, type VerifiedWebhookDelivery } from './webhook-signature.guard.js';
-export { WebhookRejectionException, type WebhookRejectionBody } from './webhook-rejection.exception.js';
-export { createPaymentsWebhookController, type WebhookReceiptBody } from './payments-webhook.controller.js';
+  PAYMENT_EVENT_TYPES,
+  type ChargeEventData,
+  type PaymentEvent,
+  type PaymentEventContext,
+  type PaymentEventHandlerFn,
+  type PaymentEventPattern,
+  type PaymentEventType,
+  type PaymentEventTypeMap,
+  type PaymentEventTypesOf,
+  type PaymentEventWildcard,
+  type PaymentIntentEventData,
+  type SetupIntentEventData,
+} from './payment-event.types.js';
+export { OnPaymentEvent, type OnPaymentEventOptions } from './on-payment-event.decorator.js';
+export { PaymentEventsRegistry } from './payment-events.registry.js';
+export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
+export { PaymentEventIntentMissingError } from './payment-event.context.js';
 export { isPaymentsWebhookRoute } from './payments-webhook-route.helper.js';
-export { PAYMENTS_WEBHOOKS_LOGGER, type WebhookRejectionReason } from './payments-webhooks.messages.js';
+export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
 export * from './verifiers/index.js';
 export * from './stores/index.js';
-export * from './queue/index.js';
-export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
+export {
+  getPaymentEventsQueueToken,
+  InjectPaymentEventsQueue,
+  PaymentEventsQueue,
+  type FailedPaymentEvent,
+} from './queue/index.js';
 export * from './journal/index.js';
-export * from './transactional/index.js';
+export {
+  clsTransactionRunner,
+  PaymentsInbox,
+  paymentsInboxSchema,
+  pgTransactionRunner,
+  type ClsTransactionRunnerOptions,
+  type PaymentsTransaction,
+  type PaymentsTransactionRunner,
+  type PaymentsTransactionsOptions,
+  type PgTransactionRunnerOptions,
+} from './transactional/index.js';

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PAYMENTS_CLIENT } from '../client/payments-client.tokens.js';
 import { DEFAULT_RETENTION_SECONDS } from '../core/payments.defaults.js';
 import { PAYMENTS_RUNTIME } from '../core/payments.runtime.js';
-import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from './payment-event.context.js';
@@ -77,7 +77,7 @@ export class PaymentEventsDispatcher {
   private readonly logDeliveries: boolean;
 
   constructor(
-    private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,

@@ -12,7 +12,7 @@ import { PaymentEventsExplorer } from './payment-events.explorer.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import { createPaymentsWebhookController } from './payments-webhook.controller.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
-import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.processor.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
@@ -147,7 +147,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     { provide: IdempotencyStore, useFactory: createIdempotencyStore, inject: [PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_RUNTIME] },
     IdempotencyStoreCloser,
     PaymentEventsMetadataAccessor,
-    PaymentEventsRegistry,
+    { provide: PAYMENTS_EVENTS_REGISTRY, useClass: PaymentEventsRegistry },
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
     PaymentsInbox,
@@ -162,7 +162,8 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     registryToken === PaymentEventsRegistry
       ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore]
       : [registryToken];
-  if (registryToken !== PaymentEventsRegistry) providers.push({ provide: registryToken, useExisting: PaymentEventsRegistry });
+  // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
+  providers.push({ provide: registryToken, useExisting: PAYMENTS_EVENTS_REGISTRY });
   return {
     controllers: [createPaymentsWebhookController(spec.path)],
     providers,

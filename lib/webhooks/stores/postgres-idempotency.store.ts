@@ -4,6 +4,7 @@ import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 import {
   postgresIndexName,
+  postgresSchemaReadySql,
   quotePostgresTable,
   runPostgresSchema,
   wholeMs,
@@ -92,6 +93,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #cleanupBatchSize: number;
   readonly #sql: { claim: string; state: string; complete: string; release: string; deleteExpired: string };
   readonly #schemaSql: string | undefined;
+  readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
   #claimsSinceCleanup = 0;
   #cleanup: Promise<unknown> | undefined;
@@ -114,6 +116,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.#cleanupBatchSize = positiveInteger(options.cleanupBatchSize, 1000, 'cleanupBatchSize');
     if (options.createTable === false) this.#schema = Promise.resolve();
     else this.#schemaSql = postgresIdempotencyStoreSchema(table);
+    this.#schemaReady = postgresSchemaReadySql(table, '_expires_at_idx');
     const t = this.table;
     const now = 'clock_timestamp()';
     this.#sql = {
@@ -189,7 +192,7 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
   /** Creates the table once per store (concurrent first calls share one attempt; a failure is retried on the next call). */
   private ensureSchema(): Promise<void> {
     if (this.#schema !== undefined) return this.#schema;
-    const created = runPostgresSchema(this.pool, this.#schemaSql!);
+    const created = runPostgresSchema(this.pool, this.#schemaSql!, this.#schemaReady);
     this.#schema = created;
     created.catch(() => {
       if (this.#schema === created) this.#schema = undefined;

@@ -24,6 +24,8 @@ export interface PostgresPool extends PostgresQueryable {
 /** A client checked out of a `pg` pool. `release(error)` destroys it instead of returning it to the pool. */
 export interface PostgresPoolClient extends PostgresQueryable {
   release(error?: Error | boolean): void;
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -51,11 +53,26 @@ export function postgresIndexName(table: string, suffix: string): string {
   return `"${`${name}${suffix}`.slice(0, 63)}"`;
 }
 
+/**
+ * A statement answering `ready = true` when the table and its `suffix` index both exist. Checked
+ * before any DDL: `CREATE INDEX IF NOT EXISTS` takes a SHARE lock on the table before it looks, and so
+ * would queue behind (and hold up) every transaction writing to it.
+ */
+export function postgresSchemaReadySql(table: string, indexSuffix: string): { text: string; values: string[] } {
+  const parts = table.split('.');
+  const schema = parts.length === 2 ? `"${parts[0]}".` : '';
+  return {
+    text: 'SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL AS ready',
+    values: [quotePostgresTable(table, 'table'), `${schema}${postgresIndexName(table, indexSuffix)}`],
+  };
+}
+
 /** SQLSTATEs of a concurrent `CREATE ... IF NOT EXISTS` losing a race on the catalog. */
 const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
 
 /** Runs a schema script; if two processes create it at once, the loser retries once (then it exists). */
-export async function runPostgresSchema(db: PostgresQueryable, sql: string): Promise<void> {
+export async function runPostgresSchema(db: PostgresQueryable, sql: string, ready?: { text: string; values: string[] }): Promise<void> {
+  if (ready !== undefined && (await db.query(ready.text, ready.values)).rows[0]?.['ready'] === true) return;
   try {
     await db.query(sql);
   } catch (error) {

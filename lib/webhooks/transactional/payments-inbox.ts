@@ -1,0 +1,241 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
+import type { DispatchHandlerResult } from '../payment-events.dispatcher.js';
+import type { PaymentEvent, PaymentEventContext } from '../payment-event.types.js';
+import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../payment-events.registry.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from '../payments-webhooks.messages.js';
+import { IdempotencyStore } from '../stores/idempotency-store.interface.js';
+import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../stores/postgres-sql.util.js';
+import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
+import { DEFAULT_PAYMENTS_INBOX_TABLE, type ResolvedPaymentsTransactionsOptions } from './payments-transactions.options.js';
+
+/**
+ * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
+ * it from your migrations and pass `webhooks.transactions.createTable: false`, or let the module run
+ * it on the first transactional delivery. One row per completed (event id, handler): `key`
+ * (`${eventId}:${handlerId}`), `completed_at`, `expires_at` (the retention; an index serves the
+ * clean-up).
+ *
+ * @example await pool.query(paymentsInboxSchema())
+ */
+export function paymentsInboxSchema(table: string = DEFAULT_PAYMENTS_INBOX_TABLE): string {
+  return inboxSchemaStatements(table).join(';\n') + ';';
+}
+
+function inboxSchemaStatements(table: string): [string, string] {
+  const quoted = quotePostgresTable(table, 'webhooks.transactions.table');
+  return [
+    `CREATE TABLE IF NOT EXISTS ${quoted} (
+  key text PRIMARY KEY,
+  completed_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+)`,
+    `CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${quoted} (expires_at)`,
+  ];
+}
+
+/** Thrown inside the transaction to roll it back when a concurrent delivery holds the (event, handler). */
+class InboxBusy extends PaymentsError {}
+
+/** SQLSTATEs of a concurrent `CREATE ... IF NOT EXISTS` losing a race on the catalog. */
+const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
+
+/**
+ * The transactional inbox: runs a handler inside a PostgreSQL transaction (opened by the configured
+ * `PaymentsTransactionRunner`) that first takes the (event id, handler) and writes its completion
+ * record, then runs the handler, then commits both together. The dispatcher hands it every handler
+ * that `covers()` after the idempotency store granted a claim, inline or in a queue worker.
+ *
+ * In one statement, the transaction takes `pg_try_advisory_xact_lock` on the key (never waits: a
+ * copy in flight elsewhere gets `busy`, answered 409) and inserts the record unless a live one exists
+ * (then the handler already committed: `skipped`). A throw rolls back the handler's writes and the
+ * record together (`failed`, 500); a failure of the database itself (begin, the inbox statement,
+ * commit) is `store_unavailable` (503). Either way the store's claim is released, so the redelivery
+ * runs the handler again from a clean state. The store's `complete` after the commit only saves the
+ * next redelivery a transaction: the inbox row is the proof.
+ */
+@Injectable()
+export class PaymentsInbox implements OnModuleInit {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly options: ResolvedPaymentsTransactionsOptions | undefined;
+  private readonly retentionMs: number;
+  private readonly claimSql: string;
+  private readonly cleanupSql: string;
+  private schema: Promise<void> | undefined;
+  private runsSinceCleanup = 0;
+  private cleanup: Promise<unknown> | undefined;
+
+  constructor(
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+  ) {
+    this.options = webhooks ? webhooks.transactions : undefined;
+    this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
+    const table = quotePostgresTable(this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE, 'webhooks.transactions.table');
+    // $1 key, $2 retention ms. `l` is evaluated once (volatile, referenced twice: materialized).
+    this.claimSql = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
+ins AS (
+  INSERT INTO ${table} AS r (key, completed_at, expires_at)
+  SELECT $1, clock_timestamp(), clock_timestamp() + $2::float8 * interval '1 millisecond' FROM l WHERE l.locked
+  ON CONFLICT (key) DO UPDATE SET completed_at = EXCLUDED.completed_at, expires_at = EXCLUDED.expires_at
+  WHERE r.expires_at <= clock_timestamp()
+  RETURNING 1
+)
+SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inserted`;
+    this.cleanupSql = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 500 FOR UPDATE SKIP LOCKED) RETURNING 1 AS deleted`;
+    if (this.options && !this.options.createTable) this.schema = Promise.resolve();
+  }
+
+  /** A handler declared `{ transactional: true }` with no `webhooks.transactions` fails the boot, naming the fix. */
+  onModuleInit(): void {
+    if (this.options) return;
+    const declared = this.registry.handlers().filter((handler) => handler.options?.transactional === true);
+    if (declared.length === 0) return;
+    throw new PaymentsConfigurationError(
+      'webhooks.transactions',
+      `is not set, but ${declared.map((h) => h.id).join(', ')} ${declared.length === 1 ? 'is' : 'are'} declared { transactional: true }`,
+      "pass webhooks.transactions: { runner: pgTransactionRunner(pool) } or { runner: clsTransactionRunner({ orm: 'typeorm' }) }, or drop { transactional: true }",
+    );
+  }
+
+  /** Whether `handler` runs in a transaction: per its `transactional` option, else per `webhooks.transactions.handlers`. */
+  covers(handler: PaymentEventHandlerRegistration): boolean {
+    if (this.options === undefined) return false;
+    const declared = handler.options?.transactional;
+    return declared ?? this.options.handlers === 'all';
+  }
+
+  /**
+   * Runs a claimed handler in the inbox transaction, then completes (or releases) the store's claim
+   * under `token`. Never rejects.
+   */
+  async run(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    ctx: PaymentEventContext,
+    key: string,
+    token: string,
+  ): Promise<DispatchHandlerResult> {
+    const options = this.options!;
+    const where = `event ${event.id} (${event.event}) handler ${handler.id}`;
+    const attempt = ctx.deliveryAttempt;
+    let started: number | undefined;
+    let handlerError: { error: unknown } | undefined;
+    let outcome: 'done' | 'skipped';
+    try {
+      await this.ensureSchema(options);
+      outcome = await options.runner.run(async (tx: PaymentsTransaction) => {
+        const [row] = await tx.query(this.claimSql, [key, this.retentionMs]);
+        if (row === undefined || row['locked'] !== true) throw new InboxBusy();
+        if (Number(row['inserted']) !== 1) return 'skipped';
+        started = this.runtime.now();
+        try {
+          await handler.invoke(event, Object.freeze({ ...ctx, transaction: tx }));
+        } catch (error) {
+          handlerError = { error };
+          throw error;
+        }
+        return 'done';
+      });
+    } catch (error) {
+      const durationMs = started === undefined ? undefined : this.runtime.now() - started;
+      await this.release(key, token, where);
+      if (error instanceof InboxBusy) {
+        // Anyone can resend a delivery in flight: not a warning, and the store's 409 lines are sampled.
+        this.logger.debug(`Busy ${where}: a concurrent delivery holds it in the inbox`);
+        return { handler: handler.id, status: 'busy' };
+      }
+      if (handlerError !== undefined && handlerError.error === error) {
+        this.logger.error(
+          `Failed ${where} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; transaction rolled back, claim released for redelivery`,
+          error instanceof Error ? error.stack : undefined,
+        );
+        return { handler: handler.id, status: 'failed', durationMs, attempt, error };
+      }
+      this.logger.error(`Inbox transaction of ${where} failed: rolled back, nothing committed (${describe(error)})`);
+      return { handler: handler.id, status: 'store_unavailable', ...(durationMs === undefined ? {} : { durationMs }), attempt, error };
+    }
+    const durationMs = started === undefined ? undefined : this.runtime.now() - started;
+    try {
+      await this.store.complete(key, token, this.retentionMs);
+    } catch (error) {
+      // Committed, and the inbox row says so: a redelivery finds it and skips. Nothing to retry.
+      this.logger.warn(`Handled ${where} (committed), but the store could not record it: ${describe(error)}`);
+    }
+    this.maybeCleanUp(options);
+    if (outcome === 'skipped') {
+      this.logger.debug(`Skipped ${where}: the inbox holds its committed completion`);
+      return { handler: handler.id, status: 'skipped' };
+    }
+    this.logger.debug(`Handled ${where} in ${durationMs} ms (attempt ${attempt}), committed with its inbox record`);
+    return { handler: handler.id, status: 'done', ...(durationMs === undefined ? {} : { durationMs }), attempt };
+  }
+
+  /**
+   * Deletes up to 500 expired inbox rows (oldest first, by the `expires_at` index), in a transaction
+   * of their own; resolves to how many went. Runs in the background every `cleanupEvery` runs.
+   */
+  async deleteExpired(): Promise<number> {
+    const options = this.options;
+    if (!options) return 0;
+    await this.ensureSchema(options);
+    return options.runner.run(async (tx) => (await tx.query(this.cleanupSql, [])).length);
+  }
+
+  private async release(key: string, token: string, where: string): Promise<void> {
+    try {
+      await this.store.release(key, token);
+    } catch (error) {
+      // The lease then expires after claimTtlSeconds; the inbox already keeps copies apart.
+      this.logger.warn(`Could not release the claim of ${where}: ${describe(error)}`);
+    }
+  }
+
+  /** Creates the table once (in a transaction of its own); a failure is retried on the next delivery. */
+  private ensureSchema(options: ResolvedPaymentsTransactionsOptions): Promise<void> {
+    if (this.schema !== undefined) return this.schema;
+    const statements = inboxSchemaStatements(options.table);
+    const ready = postgresSchemaReadySql(options.table, '_expires_at_idx');
+    const create = (): Promise<void> =>
+      options.runner.run(async (tx) => {
+        const [row] = await tx.query(ready.text, ready.values);
+        if (row?.['ready'] === true) return;
+        // DDL waits for the table's writers: bounded, the next delivery retries.
+        await tx.query("SET LOCAL lock_timeout = '5s'", []);
+        for (const statement of statements) await tx.query(statement, []);
+      });
+    const created = create().catch((error: unknown) => {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === 'string' && CREATE_RACE_CODES.has(code)) return create();
+      throw error;
+    });
+    this.schema = created;
+    created.catch(() => {
+      if (this.schema === created) this.schema = undefined;
+    });
+    return created;
+  }
+
+  private maybeCleanUp(options: ResolvedPaymentsTransactionsOptions): void {
+    if (options.cleanupEvery === 0 || this.cleanup !== undefined) return;
+    if (++this.runsSinceCleanup < options.cleanupEvery) return;
+    this.runsSinceCleanup = 0;
+    this.cleanup = this.deleteExpired()
+      .catch(() => 0)
+      .finally(() => {
+        this.cleanup = undefined;
+      });
+  }
+}
+
+/** Name and message of an error, for a log line (handlers' errors are the merchant's own text). */
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error;
+}

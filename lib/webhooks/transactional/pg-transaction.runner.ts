@@ -1,0 +1,92 @@
+import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
+import type { PostgresPool, PostgresPoolClient } from '../stores/postgres-sql.util.js';
+import { ROLLBACK_FAILED_MESSAGE } from '../payments-webhooks.messages.js';
+import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
+
+/** Options of `pgTransactionRunner`. */
+export interface PgTransactionRunnerOptions {
+  /**
+   * Statement opening each transaction. Default `'BEGIN'`; e.g. `'BEGIN ISOLATION LEVEL SERIALIZABLE'`
+   * (a serialization failure then rolls back and is answered 503, so the service retries).
+   */
+  begin?: string;
+}
+
+/**
+ * `PaymentsTransactionRunner` on a node-postgres pool, without CLS: each transactional handler gets a
+ * client of its own, `BEGIN` ... `COMMIT` (or `ROLLBACK`), and reaches it as `ctx.transaction`
+ * (`ctx.transaction.query(sql, params)`, or `ctx.transaction.client` for the `PoolClient`). A client
+ * whose rollback fails (the connection broke) is destroyed, not returned to the pool.
+ *
+ * @example
+ * webhooks: { verifier, transactions: { runner: pgTransactionRunner(pool) } }
+ * \@OnPaymentEvent('payment_intent.succeeded', { transactional: true })
+ * async paid(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext) {
+ *   await ctx.transaction!.query('UPDATE orders SET paid = true WHERE intent_id = $1', [event.data.payment_intent?.id]);
+ * }
+ */
+export function pgTransactionRunner(pool: PostgresPool, options: PgTransactionRunnerOptions = {}): PaymentsTransactionRunner {
+  if (pool === null || typeof pool !== 'object' || typeof pool.connect !== 'function' || typeof pool.query !== 'function') {
+    throw new PaymentsConfigurationError(
+      'webhooks.transactions.runner',
+      'pgTransactionRunner needs a node-postgres Pool',
+      'pass pgTransactionRunner(new Pool({ connectionString }))',
+    );
+  }
+  const begin = options.begin ?? 'BEGIN';
+  if (!/^BEGIN\b/i.test(begin) || begin.includes(';')) {
+    throw new PaymentsConfigurationError('pgTransactionRunner begin', "must be one BEGIN statement", "pass e.g. 'BEGIN ISOLATION LEVEL REPEATABLE READ', or omit it");
+  }
+  return {
+    async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      // The server may end the connection between statements (restart, pg_terminate_backend): node-postgres
+      // then emits 'error' on the checked-out client, which would crash the process without a listener.
+      const onError = (error: Error): void => {
+        broken = error;
+      };
+      client.on?.('error', onError);
+      try {
+        await client.query(begin);
+        let result: T;
+        try {
+          result = await work(pgTransaction(client));
+        } catch (error) {
+          try {
+            await client.query('ROLLBACK');
+          } catch (rollbackError) {
+            broken = rollbackError instanceof Error ? rollbackError : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
+          }
+          throw error;
+        }
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        // BEGIN or COMMIT failed: the connection is in an unknown state, do not reuse it.
+        broken ??= error instanceof Error && isConnectionError(error) ? error : undefined;
+        throw error;
+      } finally {
+        client.off?.('error', onError);
+        client.release(broken ?? undefined);
+      }
+    },
+  };
+}
+
+/** A `PaymentsTransaction` over a checked-out client. */
+export function pgTransaction(client: PostgresPoolClient): PaymentsTransaction {
+  return Object.freeze({
+    client,
+    async query<R extends Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
+      const result = await client.query(text, params === undefined ? undefined : [...params]);
+      return result.rows as R[];
+    },
+  });
+}
+
+/** Errors without a SQLSTATE come from the socket (the server went away), not from a statement. */
+function isConnectionError(error: Error): boolean {
+  const code: unknown = (error as { code?: unknown }).code;
+  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
+}

@@ -1,0 +1,40 @@
+import { Injectable } from '@nestjs/common';
+import { OnPaymentEvent, type PaymentEvent, type PaymentEventContext } from '../../../lib/index.js';
+
+/** The merchant's own table: plain INSERTs, no unique constraint, so a second run would show as a second row. */
+export const LEDGER_SQL = `CREATE TABLE IF NOT EXISTS ledger (
+  id bigserial PRIMARY KEY,
+  event_id text NOT NULL,
+  handler text NOT NULL,
+  amount integer NOT NULL
+)`;
+
+/**
+ * A merchant handler written with plain `pg` through `ctx.transaction`: one INSERT into the ledger,
+ * then whatever `behaviour` does (throw, wait for the test). `runs` counts invocations.
+ */
+@Injectable()
+export class LedgerHandler {
+  runs: string[] = [];
+  behaviour: (event: PaymentEvent) => Promise<void> | void = () => undefined;
+
+  @OnPaymentEvent('payment_intent.succeeded', { transactional: true })
+  async paid(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): Promise<void> {
+    this.runs.push(event.id);
+    await ctx.transaction!.query('INSERT INTO ledger (event_id, handler, amount) VALUES ($1, $2, $3)', [event.id, 'paid', 100]);
+    await this.behaviour(event);
+  }
+
+  /** Not transactional: runs at least once, outside any transaction (ctx.transaction is undefined). */
+  @OnPaymentEvent('payment_intent.succeeded')
+  notify(_event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): void {
+    this.sawTransaction.push(ctx.transaction !== undefined);
+  }
+  sawTransaction: boolean[] = [];
+
+  reset(): void {
+    this.runs = [];
+    this.sawTransaction = [];
+    this.behaviour = () => undefined;
+  }
+}
