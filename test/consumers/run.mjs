@@ -5,16 +5,20 @@
 // refuses the app's Nest fails here), then in each app:
 //   1. `tsc -p tsconfig.misspelt.json` compiles the app (its own TypeScript, its own module system) and
 //      src/misspelt.ts: it must fail with exactly one error, the misspelt event name (and emit the rest),
-//   2. `node dist/main.js` boots the app and sends signed deliveries (src/main.ts, src/deliveries.ts).
+//   2. `node dist/main.js` boots the app; its client creates and retrieves an intent on a
+//      PaymentsSimulator the runner starts (PAYMENTS_BASE_URL, PAYMENTS_API_KEY), and signed deliveries
+//      must answer 200 handled, 200 duplicate, 401 forged, 401 tampered, with the handler run once.
+// The app's own dependencies install while the package is packed; the tarball is installed after.
 // Nothing is built in the checkout: dist/ here belongs to other work.
 //
 // Options: --only name,name   --keep (leave the temporary folder)   --concurrency N (default 2)
+//          (installs of all apps overlap; compiles and app runs take at most N at once)
 //          --rev REV (pack the files of that commit, e.g. HEAD, instead of the working tree)
 import { spawn } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -28,6 +32,20 @@ const only = value('--only', '')
   .split(',')
   .filter((name) => name !== '');
 const concurrency = Number(value('--concurrency', '2'));
+
+/** At most `concurrency` compiles or app runs at once (CPU); installs (network, disk) all overlap. */
+const cpuSlots = { free: concurrency, waiting: [] };
+async function withCpu(fn) {
+  if (cpuSlots.free > 0) cpuSlots.free -= 1;
+  else await new Promise((resolveSlot) => cpuSlots.waiting.push(resolveSlot));
+  try {
+    return await fn();
+  } finally {
+    const next = cpuSlots.waiting.shift();
+    if (next) next();
+    else cpuSlots.free += 1;
+  }
+}
 const keep = flag('--keep');
 const rev = value('--rev', '');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -41,9 +59,13 @@ const quietNpm = {
 const MISSPELT = 'payment_intent.succeded';
 
 /** Runs a command; resolves with its exit code and combined output (never rejects on a non-zero exit). */
-function run(command, commandArgs, cwd, timeoutMs = 300_000) {
+function run(command, commandArgs, cwd, extraEnv = {}, timeoutMs = 300_000) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(command, commandArgs, { cwd, env: quietNpm, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, commandArgs, {
+      cwd,
+      env: { ...quietNpm, ...extraEnv },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -59,8 +81,8 @@ function run(command, commandArgs, cwd, timeoutMs = 300_000) {
   });
 }
 
-async function must(step, command, commandArgs, cwd) {
-  const result = await run(command, commandArgs, cwd);
+async function must(step, command, commandArgs, cwd, extraEnv = {}) {
+  const result = await run(command, commandArgs, cwd, extraEnv);
   if (result.code !== 0) throw new Error(`${step} failed (exit ${result.code}):\n${result.output.trim()}`);
   return result.output;
 }
@@ -115,7 +137,7 @@ async function packTarball(work) {
 }
 
 /** One app: copy, install the tarball, compile, boot and deliver, refuse the misspelt name. */
-async function runApp(name, tarball, work) {
+async function runApp(name, ready, work) {
   const started = Date.now();
   const dir = join(work, 'apps', name);
   await cp(join(here, name), dir, { recursive: true, filter: (source) => !/[/\\](node_modules|dist)$/.test(source) });
@@ -127,7 +149,11 @@ async function runApp(name, tarball, work) {
     steps.push(`${step} ${((Date.now() - t0) / 1000).toFixed(1)}s`);
     return out;
   };
-  await timed('install', () => must('npm install <tarball>', npm, ['install', '--no-package-lock', tarball], dir));
+  // The app's own dependencies first (while the package is still being packed), then the tarball:
+  // that second plain install resolves the peers again, so a range that refuses this Nest fails it.
+  await timed('deps', () => must('npm install', npm, ['install', '--no-package-lock'], dir));
+  const { tarball, simulator } = await ready;
+  await timed('tarball', () => must('npm install <tarball>', npm, ['install', '--no-package-lock', tarball], dir));
   const versions = JSON.parse(
     await must(
       'read installed versions',
@@ -142,8 +168,14 @@ async function runApp(name, tarball, work) {
   );
   // One compile of the whole app, src/misspelt.ts included: it must fail with exactly one error, on the
   // misspelt event name, and still emit the rest (tsc emits despite type errors).
-  const compiled = await timed('tsc', () =>
-    run(process.execPath, [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.misspelt.json'], dir),
+  const compiled = await withCpu(() =>
+    timed('tsc', () =>
+      run(
+        process.execPath,
+        [join(dir, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.misspelt.json'],
+        dir,
+      ),
+    ),
   );
   const errors = compiled.output.split('\n').filter((line) => /error TS\d+/.test(line));
   if (compiled.code === 0) throw new Error(`the misspelt event name '${MISSPELT}' compiled; it must be refused`);
@@ -152,8 +184,14 @@ async function runApp(name, tarball, work) {
       `tsc must fail with exactly one error, in src/misspelt.ts, naming '${MISSPELT}'; got:\n${compiled.output.trim()}`,
     );
   }
-  const smoke = await timed('deliveries', () =>
-    must('node dist/main.js (signed deliveries)', process.execPath, ['dist/main.js'], dir),
+  const smoke = await withCpu(() =>
+    timed('deliveries', () =>
+      must('node dist/main.js (client calls and signed deliveries)', process.execPath, ['dist/main.js'], dir, {
+        // The simulator plays the service for the app's client calls (plain http on 127.0.0.1).
+        PAYMENTS_BASE_URL: simulator.baseUrl,
+        PAYMENTS_API_KEY: simulator.keyFor(name),
+      }),
+    ),
   );
   const summary = smoke
     .trim()
@@ -182,18 +220,37 @@ async function main() {
 
   const work = await mkdtemp(join(tmpdir(), 'nestjs-payments-consumers-'));
   let passed = 0;
+  let simulator;
   let failed = 0;
   try {
-    const pack = await packTarball(work);
-    console.log(
-      `[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
-    );
+    const ready = packTarball(work).then(async (pack) => {
+      console.log(
+        `[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
+      );
+      // One simulator for every app, each app with its own key (its own account), from the packed build.
+      const { PaymentsSimulator } = await import(
+        pathToFileURL(join(work, 'package', 'dist', 'lib', 'testing', 'index.js')).href
+      );
+      const sim = new PaymentsSimulator({ apiKeys: [] });
+      const baseUrl = await sim.start();
+      simulator = {
+        baseUrl,
+        stop: () => sim.stop(),
+        keyFor: (app) => {
+          const key = `sk_test_consumer_${app.replace(/[^a-z0-9]/g, '_')}`;
+          sim.addApiKey(key);
+          return key;
+        },
+      };
+      return { tarball: pack.tarball, simulator };
+    });
+    ready.catch(() => undefined); // reported by every app that waits for it
     const queue = [...apps];
     const worker = async () => {
       while (queue.length > 0) {
         const name = queue.shift();
         try {
-          const result = await runApp(name, pack.tarball, work);
+          const result = await runApp(name, ready, work);
           passed += 1;
           console.log(
             `PASS ${name} (Nest ${result.versions.nest}, TypeScript ${result.versions.typescript}; ${result.seconds.toFixed(1)}s: ${result.steps.join(', ')})\n` +
@@ -205,11 +262,12 @@ async function main() {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, apps.length)) }, worker));
+    await Promise.all(Array.from({ length: apps.length }, worker));
   } catch (error) {
     failed += apps.length - passed - failed;
     console.log(`FAIL packing: ${error instanceof Error ? error.message : String(error)}`);
   } finally {
+    await simulator?.stop();
     if (keep) console.log(`[consumers] kept ${work}`);
     else await rm(work, { recursive: true, force: true });
   }

@@ -1,5 +1,6 @@
 // Copied into each consumer app as src/deliveries.ts by test/consumers/run.mjs (one copy of the checks,
 // four apps). No relative imports, so the same file compiles as ESM and as CommonJS.
+import type { PaymentsService } from 'nestjs-payments';
 import { createPaymentEvent } from 'nestjs-payments/testing';
 
 /** A delivery ready to send: the exact bytes and the headers that sign them. */
@@ -19,6 +20,8 @@ export interface DeliveryCheck {
   otherSecret: string;
   /** How many times the app's handler has run so far. */
   runs: () => number;
+  /** The app's client, configured against the runner's simulator. */
+  payments: PaymentsService;
 }
 
 async function post(url: string, delivery: SignedDelivery): Promise<{ status: number; body: string }> {
@@ -34,10 +37,17 @@ function expectAnswer(label: string, got: { status: number; body: string }, stat
 }
 
 /**
- * One signed delivery answered 200 handled, the same delivery again 200 duplicate, a delivery signed
+ * The client creates and retrieves an intent; one signed delivery is answered 200 handled, the same delivery again 200 duplicate, a delivery signed
  * with another secret 401: and the handler ran exactly once.
  */
 export async function checkDeliveries(check: DeliveryCheck): Promise<void> {
+  const created = await check.payments.paymentIntents.create({ amount: 1500 });
+  const retrieved = await check.payments.paymentIntents.retrieve(created.id);
+  if (retrieved.id !== created.id || retrieved.amount !== 1500 || retrieved.state !== 'requires_payment_method') {
+    throw new Error(`client: retrieved ${JSON.stringify(retrieved)} for the intent created as ${created.id}`);
+  }
+  console.log(`[consumer] [E1] [E2] client: created and retrieved intent ${created.id} (${retrieved.state})`);
+
   const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { amount: 1500 } } });
   const delivery = check.sign(event, check.secret);
   expectAnswer('signed delivery', await post(check.url, delivery), 200, '"outcome":"handled"');

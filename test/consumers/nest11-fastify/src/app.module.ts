@@ -16,9 +16,10 @@ export const WEBHOOK_SECRET = 'consumer-nest11-fastify-endpoint-secret';
   imports: [
     PaymentsModule.forRootAsync({
       useFactory: () => ({
-        apiKey: 'sk_test_consumer_nest11_fastify',
+        apiKey: process.env.PAYMENTS_API_KEY!, // test/consumers/run.mjs: a key of its simulator
         environment: 'sandbox' as const,
-        baseUrl: 'https://sandbox.payments.invalid',
+        baseUrl: process.env.PAYMENTS_BASE_URL!,
+        allowInsecureHttp: true, // the local simulator speaks plain http
         webhooks: { verifier: hmacVerifier({ secrets: WEBHOOK_SECRET, ...SCHEME }) },
       }),
     }),

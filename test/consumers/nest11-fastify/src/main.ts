@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createHmac } from 'node:crypto';
 import { NestFactory } from '@nestjs/core';
+import { PaymentsService } from 'nestjs-payments';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module';
 import { checkDeliveries, type SignedDelivery } from './deliveries';
@@ -32,6 +33,7 @@ async function bootstrap(): Promise<void> {
       otherSecret: 'another-endpoint-secret',
       sign,
       runs: () => fulfilment.runs,
+      payments: app.get(PaymentsService),
     });
   } finally {
     await app.close();

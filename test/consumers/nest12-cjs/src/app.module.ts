@@ -10,9 +10,10 @@ export const WEBHOOK_SECRET = 'consumer-nest12-cjs-endpoint-secret';
   imports: [
     PaymentsModule.forRootAsync({
       useFactory: () => ({
-        apiKey: 'sk_test_consumer_nest12_cjs',
+        apiKey: process.env.PAYMENTS_API_KEY!, // test/consumers/run.mjs: a key of its simulator
         environment: 'sandbox',
-        baseUrl: 'https://sandbox.payments.invalid',
+        baseUrl: process.env.PAYMENTS_BASE_URL!,
+        allowInsecureHttp: true, // the local simulator speaks plain http
         webhooks: { verifier: hmacVerifier({ secrets: WEBHOOK_SECRET, ...SCHEME }) },
       }),
     }),

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { PaymentsService } from 'nestjs-payments';
 import { signWebhook } from 'nestjs-payments/testing';
 import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module.js';
 import { checkDeliveries } from './deliveries.js';
@@ -17,6 +18,7 @@ async function bootstrap(): Promise<void> {
       otherSecret: 'another-endpoint-secret',
       sign: (payload, secret) => signWebhook(payload, { scheme: 'hmac', secret, ...SCHEME }),
       runs: () => fulfilment.runs,
+      payments: app.get(PaymentsService),
     });
   } finally {
     await app.close();

@@ -7,9 +7,10 @@ export const WEBHOOK_SECRET = 'whsec_eNZ0Uguzj56ZxIoXeUZM0XtQ1pw7XHjo';
 @Module({
   imports: [
     PaymentsModule.forRoot({
-      apiKey: 'sk_test_consumer_nest12_esm',
+      apiKey: process.env.PAYMENTS_API_KEY!, // test/consumers/run.mjs: a key of its simulator
       environment: 'sandbox',
-      baseUrl: 'https://sandbox.payments.invalid',
+      baseUrl: process.env.PAYMENTS_BASE_URL!,
+      allowInsecureHttp: true, // the local simulator speaks plain http
       webhooks: { verifier: standardWebhooksVerifier({ secrets: WEBHOOK_SECRET }) },
     }),
   ],

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { PaymentsService } from 'nestjs-payments';
 import { signWebhook } from 'nestjs-payments/testing';
 import { AppModule, WEBHOOK_SECRET } from './app.module.js';
 import { checkDeliveries } from './deliveries.js';
@@ -15,6 +16,7 @@ try {
     otherSecret: 'whsec_TIUAdVN/RrY7k05K5DpAEUykDmjSXmq8',
     sign: (payload, secret) => signWebhook(payload, { scheme: 'standard-webhooks', secret }),
     runs: () => fulfilment.runs,
+    payments: app.get(PaymentsService),
   });
 } finally {
   await app.close();
