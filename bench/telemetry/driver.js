@@ -32,7 +32,8 @@ async function deliver(from, to) {
   for (let i = from; i < to; i++) {
     const { body, headers } = signed[i];
     const answer = await send({ method: 'POST', url: WEBHOOK_PATH, headers, payload: body });
-    if (answer.statusCode !== 200) throw new Error(`delivery ${i} answered ${answer.statusCode}: ${answer.payload.slice(0, 200)}`);
+    if (answer.statusCode !== 200)
+      throw new Error(`delivery ${i} answered ${answer.statusCode}: ${answer.payload.slice(0, 200)}`);
   }
 }
 
@@ -42,6 +43,9 @@ const before = process.cpuUsage();
 await deliver(warmup, signed.length);
 const used = process.cpuUsage(before);
 homedir(); // callgrind: dump the counters (--dump-before=uv_os_homedir)
-if (handlerCounter.runs !== signed.length) throw new Error(`the handler ran ${handlerCounter.runs} times for ${signed.length} deliveries`);
-process.stderr.write(`${JSON.stringify({ type: 'telemetry-driver', measured: deliveries, cpuMicros: used.user + used.system })}\n`);
+if (handlerCounter.runs !== signed.length)
+  throw new Error(`the handler ran ${handlerCounter.runs} times for ${signed.length} deliveries`);
+process.stderr.write(
+  `${JSON.stringify({ type: 'telemetry-driver', measured: deliveries, cpuMicros: used.user + used.system })}\n`,
+);
 await app.close();

@@ -34,9 +34,15 @@ if (mode === 'off') {
     async onShutdown() {}
   }
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65536, maxExportBatchSize: 4096 })] }));
+  trace.setGlobalTracerProvider(
+    new BasicTracerProvider({
+      spanProcessors: [new BatchSpanProcessor(exporter, { maxQueueSize: 65536, maxExportBatchSize: 4096 })],
+    }),
+  );
   metrics.setGlobalMeterProvider(new MeterProvider({ readers: [new Reader()] }));
-  process.on('exit', () => process.stderr.write(`${JSON.stringify({ type: 'otel-mode', mode, exportedSpans: exported })}\n`));
+  process.on('exit', () =>
+    process.stderr.write(`${JSON.stringify({ type: 'otel-mode', mode, exportedSpans: exported })}\n`),
+  );
 } else if (mode !== 'api') {
   throw new Error(`OTEL_BENCH_MODE must be off, api or sdk, not ${mode}`);
 }

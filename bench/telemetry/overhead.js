@@ -5,7 +5,7 @@
  * (see otel-mode.mjs): `off` (no @opentelemetry/api), `api` (API, no SDK), `sdk` (SDK registered).
  *
  *   node bench/telemetry/overhead.js --lib /tmp/build/lib/index.js [--adapter express] [--deliveries 3000]
- *        [--warmup 500] [--rounds 5] [--callgrind] [--callgrind-deliveries 400]
+ *        [--warmup 500] [--rounds 5] [--callgrind] [--callgrind-deliveries 400] [--modes off,api,sdk]
  *
  * CPU: user+system time of the driver process over the measured deliveries (process.cpuUsage), median
  * of `--rounds` processes per mode, modes interleaved so that machine noise hits them alike.
@@ -28,10 +28,11 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     callgrind: { type: 'boolean', default: false },
     'callgrind-deliveries': { type: 'string', default: '400' },
+    modes: { type: 'string', default: 'off,api,sdk' },
   },
 });
 const lib = args.lib ? pathToFileURL(resolve(args.lib)).href : undefined;
-const modes = ['off', 'api', 'sdk'];
+const modes = args.modes.split(',');
 const preload = new URL('./otel-mode.mjs', import.meta.url).href;
 
 /** Runs the driver once; resolves with its stderr lines parsed as JSON where they are. */
@@ -39,18 +40,39 @@ function run(mode, { deliveries, warmup, valgrindOut }) {
   const options = { adapter: args.adapter, deliveries, warmup, ...(lib ? { lib } : {}) };
   const node = [process.execPath, '--import', preload, join(benchDir, 'telemetry/driver.js')];
   const [command, ...rest] = valgrindOut
-    ? ['valgrind', '--tool=callgrind', `--callgrind-out-file=${valgrindOut}`, '--zero-before=uv_os_gethostname', '--dump-before=uv_os_homedir', '--dump-instr=no', ...node]
+    ? [
+        'valgrind',
+        '--tool=callgrind',
+        `--callgrind-out-file=${valgrindOut}`,
+        '--zero-before=uv_os_gethostname',
+        '--dump-before=uv_os_homedir',
+        '--dump-instr=no',
+        ...node,
+      ]
     : node;
   return new Promise((resolvePromise, reject) => {
     const child = spawn(command, rest, {
-      env: { ...process.env, NODE_ENV: 'production', OTEL_BENCH_MODE: mode, BENCH_TELEMETRY_OPTIONS: JSON.stringify(options) },
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        OTEL_BENCH_MODE: mode,
+        BENCH_TELEMETRY_OPTIONS: JSON.stringify(options),
+      },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('exit', (code) => {
       if (code !== 0) return reject(new Error(`${mode}: exit ${code}: ${stderr.split('\n').slice(-8).join(' | ')}`));
-      resolvePromise(stderr.split('\n').flatMap((line) => { try { return [JSON.parse(line)]; } catch { return []; } }));
+      resolvePromise(
+        stderr.split('\n').flatMap((line) => {
+          try {
+            return [JSON.parse(line)];
+          } catch {
+            return [];
+          }
+        }),
+      );
     });
   });
 }
@@ -67,7 +89,12 @@ for (let round = 0; round < Number(args.rounds); round++) {
   }
 }
 const result = { adapter: args.adapter, deliveries, rounds: Number(args.rounds), cpuMicrosPerDelivery: {} };
-if (cpu.off.length > 0) for (const mode of modes) result.cpuMicrosPerDelivery[mode] = { median: Math.round(median(cpu[mode]) * 10) / 10, all: cpu[mode].map((v) => Math.round(v * 10) / 10) };
+if (Number(args.rounds) > 0)
+  for (const mode of modes)
+    result.cpuMicrosPerDelivery[mode] = {
+      median: Math.round(median(cpu[mode]) * 10) / 10,
+      all: cpu[mode].map((v) => Math.round(v * 10) / 10),
+    };
 
 if (args.callgrind) {
   const dir = mkdtempSync(join(tmpdir(), 'payments-otel-callgrind-'));

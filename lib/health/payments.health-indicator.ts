@@ -64,7 +64,10 @@ export class PaymentsHealthIndicator {
    * Checks the store and the queue. The result sits under `key` (default `'payments'`):
    * `{ payments: { status, store: { status, store, error? }, queue: { status, mode, name?, failed?, worker?, error? } } }`.
    */
-  async isHealthy<const Key extends string = 'payments'>(key?: Key, options: PaymentsHealthCheckOptions = {}): Promise<HealthIndicatorResult<Key>> {
+  async isHealthy<const Key extends string = 'payments'>(
+    key?: Key,
+    options: PaymentsHealthCheckOptions = {},
+  ): Promise<HealthIndicatorResult<Key>> {
     const indicator = this.healthIndicatorService.check((key ?? 'payments') as Key);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const [store, queue] = await Promise.all([this.checkStore(timeoutMs), this.checkQueue(timeoutMs)]);

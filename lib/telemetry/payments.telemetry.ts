@@ -1,5 +1,15 @@
 // Types only: @opentelemetry/api is an optional peer, loaded once at boot with `await import(...)`.
-import type { Attributes, Context, Counter, Histogram, ObservableGauge, ObservableResult, Span, SpanContext, Tracer } from '@opentelemetry/api';
+import type {
+  Attributes,
+  Context,
+  Counter,
+  Histogram,
+  ObservableGauge,
+  ObservableResult,
+  Span,
+  SpanContext,
+  Tracer,
+} from '@opentelemetry/api';
 import {
   PAYMENTS_CLIENT_RETRY_EVENT,
   PAYMENTS_TELEMETRY_SCOPE,
@@ -156,7 +166,11 @@ export class PaymentsTelemetry {
    * Runs one handler of one event (claim, run, complete or release) inside a `payments.handler` span,
    * and records `payments.handler.duration` when the handler ran.
    */
-  async runHandler<R extends TelemetryHandlerResult>(handlerId: string, event: TelemetryEventRef, fn: () => Promise<R>): Promise<R> {
+  async runHandler<R extends TelemetryHandlerResult>(
+    handlerId: string,
+    event: TelemetryEventRef,
+    fn: () => Promise<R>,
+  ): Promise<R> {
     const api = this.#api;
     const i = this.#i;
     if (!api || !i) return fn();
@@ -175,7 +189,10 @@ export class PaymentsTelemetry {
       throw error;
     }
     if (i.metrics && result.durationMs !== undefined) {
-      i.handlerDuration.record(result.durationMs / 1000, { [A.handlerId]: handlerId, [A.handlerResult]: result.status });
+      i.handlerDuration.record(result.durationMs / 1000, {
+        [A.handlerId]: handlerId,
+        [A.handlerResult]: result.status,
+      });
     }
     if (recording) {
       span.setAttribute(A.handlerResult, result.status);
@@ -200,18 +217,27 @@ export class PaymentsTelemetry {
    * Wraps the enqueue of `event` in a producer span `send {queue}`; `fn` receives the W3C
    * `traceparent` of that span (undefined when not sampled), to store in the job.
    */
-  async enqueue<R extends string>(queueName: string, event: TelemetryEventRef, fn: (traceparent: string | undefined) => Promise<R>): Promise<R> {
+  async enqueue<R extends string>(
+    queueName: string,
+    event: TelemetryEventRef,
+    fn: (traceparent: string | undefined) => Promise<R>,
+  ): Promise<R> {
     const api = this.#api;
     const i = this.#i;
     if (!api || !i) return fn(undefined);
     const parent = api.context.active();
     const span = i.tracer.startSpan(
       `${PaymentsSpanNames.queueSend} ${queueName}`,
-      { kind: api.SpanKind.PRODUCER, attributes: { ...messagingAttributes(queueName, 'send', 'add', event.id), [A.eventType]: event.event } },
+      {
+        kind: api.SpanKind.PRODUCER,
+        attributes: { ...messagingAttributes(queueName, 'send', 'add', event.id), [A.eventType]: event.event },
+      },
       parent,
     );
     try {
-      const outcome = await api.context.with(api.trace.setSpan(parent, span), () => fn(toTraceparent(span.spanContext(), api)));
+      const outcome = await api.context.with(api.trace.setSpan(parent, span), () =>
+        fn(toTraceparent(span.spanContext(), api)),
+      );
       span.setAttribute(A.queueOutcome, outcome);
       return outcome;
     } catch (error) {
@@ -243,7 +269,11 @@ export class PaymentsTelemetry {
       `${PaymentsSpanNames.queueProcess} ${queueName}`,
       {
         kind: api.SpanKind.CONSUMER,
-        attributes: { ...messagingAttributes(queueName, 'process', 'process', event.id), [A.eventType]: event.event, [A.queueAttempt]: attempt },
+        attributes: {
+          ...messagingAttributes(queueName, 'process', 'process', event.id),
+          [A.eventType]: event.event,
+          [A.queueAttempt]: attempt,
+        },
         links: producer ? [{ context: producer }] : [],
       },
       parent,
@@ -253,7 +283,10 @@ export class PaymentsTelemetry {
       span.setAttribute(A.outcome, result.outcome);
       return result;
     } catch (error) {
-      const type = error instanceof Error && 'outcome' in error && typeof error.outcome === 'string' ? error.outcome : errorType(error);
+      const type =
+        error instanceof Error && 'outcome' in error && typeof error.outcome === 'string'
+          ? error.outcome
+          : errorType(error);
       span.setAttribute(A.errorType, type);
       span.setStatus({ code: api.SpanStatusCode.ERROR, message: type });
       throw error;
@@ -284,7 +317,11 @@ export class PaymentsTelemetry {
    * Starts the span of one logical client call `{method} {url.template}` (kind CLIENT, HTTP client
    * semantic conventions) as a child of the active context.
    */
-  startClientCall(method: string, path: string, server: { address: string; port: number }): PaymentsClientCallTelemetry {
+  startClientCall(
+    method: string,
+    path: string,
+    server: { address: string; port: number },
+  ): PaymentsClientCallTelemetry {
     const api = this.#api;
     const i = this.#i;
     if (!api || !i) return NOOP_CLIENT_CALL;
@@ -379,7 +416,11 @@ class ClientCallTelemetry implements PaymentsClientCallTelemetry {
     try {
       outcome = await this.api.context.with(this.active, fn);
     } catch (error) {
-      if (this.i.metrics) this.i.clientDuration.record((performance.now() - started) / 1000, { ...this.base, [A.errorType]: errorType(error) });
+      if (this.i.metrics)
+        this.i.clientDuration.record((performance.now() - started) / 1000, {
+          ...this.base,
+          [A.errorType]: errorType(error),
+        });
       throw error;
     }
     if (!this.i.metrics) return outcome;
@@ -397,16 +438,28 @@ class ClientCallTelemetry implements PaymentsClientCallTelemetry {
   retry(waitMs: number, reason: string): void {
     const wait = Math.round(waitMs);
     this.#waitMs += wait;
-    if (this.i.metrics) this.i.clientRetries.add(1, { [A.httpRequestMethod]: this.base[A.httpRequestMethod], [A.urlTemplate]: this.base[A.urlTemplate], [A.clientRetryReason]: reason });
+    if (this.i.metrics)
+      this.i.clientRetries.add(1, {
+        [A.httpRequestMethod]: this.base[A.httpRequestMethod],
+        [A.urlTemplate]: this.base[A.urlTemplate],
+        [A.clientRetryReason]: reason,
+      });
     if (this.span.isRecording()) {
-      this.span.addEvent(PAYMENTS_CLIENT_RETRY_EVENT, { [A.clientRetryReason]: reason, [A.clientRetryWaitMs]: wait, [A.clientAttempts]: this.#attempts });
+      this.span.addEvent(PAYMENTS_CLIENT_RETRY_EVENT, {
+        [A.clientRetryReason]: reason,
+        [A.clientRetryWaitMs]: wait,
+        [A.clientAttempts]: this.#attempts,
+      });
     }
   }
 
   end(result: { status: number } | { code: string }): void {
     if (this.#ended) return;
     this.#ended = true;
-    const attributes: Attributes = { [A.httpRequestMethod]: this.base[A.httpRequestMethod], [A.urlTemplate]: this.base[A.urlTemplate] };
+    const attributes: Attributes = {
+      [A.httpRequestMethod]: this.base[A.httpRequestMethod],
+      [A.urlTemplate]: this.base[A.urlTemplate],
+    };
     let error: string | undefined;
     if ('status' in result) {
       attributes[A.httpResponseStatusCode] = result.status;
@@ -498,6 +551,11 @@ function fromTraceparent(value: unknown, api: OtelApi): SpanContext | undefined 
   if (typeof value !== 'string') return undefined;
   const match = TRACEPARENT.exec(value);
   if (!match) return undefined;
-  const context: SpanContext = { traceId: match[1]!, spanId: match[2]!, traceFlags: Number.parseInt(match[3]!, 16), isRemote: true };
+  const context: SpanContext = {
+    traceId: match[1]!,
+    spanId: match[2]!,
+    traceFlags: Number.parseInt(match[3]!, 16),
+    isRemote: true,
+  };
   return api.isSpanContextValid(context) ? context : undefined;
 }

@@ -17,9 +17,20 @@ class DedicatedRedis {
   constructor(readonly port: number) {}
 
   async start(): Promise<void> {
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    );
     this.#process = child;
-    const probe = new Redis({ port: this.port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+    const probe = new Redis({
+      port: this.port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      enableOfflineQueue: false,
+    });
     try {
       await waitFor(
         async () => {
@@ -97,7 +108,10 @@ describe('PaymentsHealthIndicator against a Redis that goes away and comes back'
       },
       { timeoutMs: 15_000, what: 'the health check to see Redis down' },
     );
-    expect(down.body).toMatchObject({ status: 'error', error: { payments: { status: 'down', store: { status: 'down' }, queue: { status: 'down' } } } });
+    expect(down.body).toMatchObject({
+      status: 'error',
+      error: { payments: { status: 'down', store: { status: 'down' }, queue: { status: 'down' } } },
+    });
     if (process.env.PRINT_HEALTH) process.stdout.write(`${JSON.stringify(down.body)}\n`);
     // Only reason codes: no address, port or message text.
     expect(JSON.stringify(down.body)).not.toContain(String(redis.port));
@@ -110,6 +124,9 @@ describe('PaymentsHealthIndicator against a Redis that goes away and comes back'
       },
       { timeoutMs: 15_000, what: 'the health check to see Redis back' },
     );
-    expect(back.body).toMatchObject({ status: 'ok', info: { payments: { status: 'up', store: { status: 'up' }, queue: { status: 'up' } } } });
+    expect(back.body).toMatchObject({
+      status: 'ok',
+      info: { payments: { status: 'up', store: { status: 'up' }, queue: { status: 'up' } } },
+    });
   });
 });

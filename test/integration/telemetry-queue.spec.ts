@@ -6,10 +6,27 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Queue } from 'bullmq';
 import { PaymentEventsQueue, PaymentsModule, type PaymentEvent } from '../../lib/index.js';
 import { createPaymentEvent } from '../../lib/testing/index.js';
-import { OtelTestSdk, childrenOf, instrumentHttpServer, only, renderTraceTree } from '../fixtures/telemetry/otel-sdk.fixture.js';
+import {
+  OtelTestSdk,
+  childrenOf,
+  instrumentHttpServer,
+  only,
+  renderTraceTree,
+} from '../fixtures/telemetry/otel-sdk.fixture.js';
 import { CapturingLogger } from '../fixtures/webhooks/capturing.logger.js';
-import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES, PaymentAuditHandler } from '../fixtures/webhooks/payment-handlers.fixture.js';
-import { fixtureOptions, post, sign, startWebhookApp, type AdapterName, type WebhookApp } from '../fixtures/webhooks/webhook-app.fixture.js';
+import {
+  FulfilmentHandler,
+  PAYMENT_HANDLER_FIXTURES,
+  PaymentAuditHandler,
+} from '../fixtures/webhooks/payment-handlers.fixture.js';
+import {
+  fixtureOptions,
+  post,
+  sign,
+  startWebhookApp,
+  type AdapterName,
+  type WebhookApp,
+} from '../fixtures/webhooks/webhook-app.fixture.js';
 import { REDIS_URL, uniqueQueueName, waitFor } from './redis-test.util.js';
 
 const sdk = new OtelTestSdk();
@@ -18,7 +35,10 @@ afterAll(async () => {
 });
 
 const isDelivery = (span: ReadableSpan): boolean => span.name === 'payments.webhook.delivery';
-const ofEvent = (eventId: string) => (span: ReadableSpan): boolean => span.attributes['payments.event.id'] === eventId || span.attributes['messaging.message.id'] === eventId;
+const ofEvent =
+  (eventId: string) =>
+  (span: ReadableSpan): boolean =>
+    span.attributes['payments.event.id'] === eventId || span.attributes['messaging.message.id'] === eventId;
 
 /** Queued processing (`webhooks.processing: { queue }`) seen through OpenTelemetry: the hop across BullMQ. */
 describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue on %s', (adapter: AdapterName) => {
@@ -36,7 +56,14 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue o
       payments: PaymentsModule.forRoot(
         fixtureOptions({
           requireHttps: false,
-          processing: { queue: { connection: { url: REDIS_URL }, name: queueName, attempts: 1, backoff: { type: 'fixed', delay: 10 } } },
+          processing: {
+            queue: {
+              connection: { url: REDIS_URL },
+              name: queueName,
+              attempts: 1,
+              backoff: { type: 'fixed', delay: 10 },
+            },
+          },
         }),
       ),
     });
@@ -56,12 +83,17 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue o
   });
 
   /** Posts `event` and waits (polling) until the worker's span of it has ended. */
-  async function deliverQueued(event: PaymentEvent): Promise<{ status: number; outcome: unknown; spans: ReadableSpan[] }> {
+  async function deliverQueued(
+    event: PaymentEvent,
+  ): Promise<{ status: number; outcome: unknown; spans: ReadableSpan[] }> {
     const answer = await post(url, sign(event));
     const spans = await waitFor(
       () => {
         const found = sdk.spans().filter(ofEvent(event.id));
-        return found.some((span) => span.kind === SpanKind.CONSUMER) && sdk.spans().some((span) => span.kind === SpanKind.SERVER) ? sdk.spans() : undefined;
+        return found.some((span) => span.kind === SpanKind.CONSUMER) &&
+          sdk.spans().some((span) => span.kind === SpanKind.SERVER)
+          ? sdk.spans()
+          : undefined;
       },
       { what: `the process span of ${event.id}` },
     );
@@ -75,7 +107,11 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue o
     expect([status, outcome]).toEqual([200, 'enqueued']);
 
     const delivery = only(spans, isDelivery, 'delivery');
-    expect(delivery.attributes).toMatchObject({ 'payments.webhook.outcome': 'enqueued', 'http.response.status_code': 200, 'payments.event.id': event.id });
+    expect(delivery.attributes).toMatchObject({
+      'payments.webhook.outcome': 'enqueued',
+      'http.response.status_code': 200,
+      'payments.event.id': event.id,
+    });
     const send = only(childrenOf(spans, delivery), (span) => span.kind === SpanKind.PRODUCER, 'send');
     expect(send.name).toBe(`send ${queueName}`);
     expect(send.attributes).toMatchObject({
@@ -91,14 +127,25 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue o
     expect(consumer.spanContext().traceId).toBe(send.spanContext().traceId);
     expect(consumer.parentSpanContext?.spanId).toBe(send.spanContext().spanId);
     expect(consumer.links.map((link) => link.context.spanId)).toEqual([send.spanContext().spanId]);
-    expect(consumer.attributes).toMatchObject({ 'messaging.operation.type': 'process', 'payments.queue.attempt': 1, 'payments.webhook.outcome': 'handled' });
+    expect(consumer.attributes).toMatchObject({
+      'messaging.operation.type': 'process',
+      'payments.queue.attempt': 1,
+      'payments.webhook.outcome': 'handled',
+    });
 
     const handlers = childrenOf(spans, consumer);
-    expect(handlers.map((span) => [span.name, span.attributes['payments.handler.id'], span.attributes['payments.handler.result']]).sort()).toEqual([
+    expect(
+      handlers
+        .map((span) => [span.name, span.attributes['payments.handler.id'], span.attributes['payments.handler.result']])
+        .sort(),
+    ).toEqual([
       ['payments.handler', 'FulfilmentHandler.paid', 'done'],
       ['payments.handler', 'PaymentAuditHandler.audit', 'done'],
     ]);
-    if (process.env.PRINT_TRACE_TREE) process.stdout.write(`${renderTraceTree(spans.filter((s) => s.spanContext().traceId === delivery.spanContext().traceId))}\n`);
+    if (process.env.PRINT_TRACE_TREE)
+      process.stdout.write(
+        `${renderTraceTree(spans.filter((s) => s.spanContext().traceId === delivery.spanContext().traceId))}\n`,
+      );
   });
 
   it('a redelivery of a queued event: the send span says duplicate and no second job runs', async () => {
@@ -107,7 +154,9 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry across the queue o
     sdk.exporter.reset();
     const answer = await post(url, sign(event));
     expect(answer.status).toBe(200);
-    const send = await waitFor(() => sdk.spans().find((span) => span.kind === SpanKind.PRODUCER), { what: 'the send span' });
+    const send = await waitFor(() => sdk.spans().find((span) => span.kind === SpanKind.PRODUCER), {
+      what: 'the send span',
+    });
     expect(send.attributes['payments.queue.outcome']).toBe('duplicate');
     expect(sdk.spans().filter((span) => span.kind === SpanKind.CONSUMER)).toEqual([]);
   });

@@ -4,13 +4,26 @@ import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { PaymentsModule, PaymentsService, PaymentsTelemetry, type PaymentEvent } from '../../../lib/index.js';
+import { PaymentsModule, PaymentsService, type PaymentEvent } from '../../../lib/index.js';
+import { PaymentsTelemetry } from '../../../lib/telemetry/payments.telemetry.js';
 import { createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 import { LeakAudit } from '../../chaos/support/leak-audit.js';
-import { OtelTestSdk, childrenOf, exportedTexts, instrumentHttpServer, only, renderTraceTree, toWaterfall } from '../../fixtures/telemetry/otel-sdk.fixture.js';
+import {
+  OtelTestSdk,
+  childrenOf,
+  exportedTexts,
+  instrumentHttpServer,
+  only,
+  renderTraceTree,
+  toWaterfall,
+} from '../../fixtures/telemetry/otel-sdk.fixture.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { startIntentsServer, type IntentsServer } from '../../fixtures/webhooks/intents-server.fixture.js';
-import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES, PaymentAuditHandler } from '../../fixtures/webhooks/payment-handlers.fixture.js';
+import {
+  FulfilmentHandler,
+  PAYMENT_HANDLER_FIXTURES,
+  PaymentAuditHandler,
+} from '../../fixtures/webhooks/payment-handlers.fixture.js';
 import {
   API_KEY,
   CURRENT_SECRET,
@@ -46,7 +59,10 @@ function paymentSucceeded(): PaymentEvent<'payment_intent.succeeded'> {
 
 const isDelivery = (span: ReadableSpan): boolean => span.name === 'payments.webhook.delivery';
 const isHandler = (span: ReadableSpan): boolean => span.name === 'payments.handler';
-const ofEvent = (eventId: string) => (span: ReadableSpan): boolean => span.attributes['payments.event.id'] === eventId;
+const ofEvent =
+  (eventId: string) =>
+  (span: ReadableSpan): boolean =>
+    span.attributes['payments.event.id'] === eventId;
 
 /** The spans of the delivery whose HTTP server span is `server` (the trace of one request). */
 function traceOf(spans: ReadableSpan[], delivery: ReadableSpan): ReadableSpan[] {
@@ -67,7 +83,9 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
       adapter,
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
-      payments: PaymentsModule.forRoot(fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false }, intents.baseUrl)),
+      payments: PaymentsModule.forRoot(
+        fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false }, intents.baseUrl),
+      ),
     });
     instrumentHttpServer(main.app.getHttpServer() as Server);
     url = `${main.baseUrl}/${PATH}`;
@@ -86,10 +104,15 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
   async function deliver(event: object, secret = CURRENT_SECRET): Promise<{ status: number; spans: ReadableSpan[] }> {
     const signed = sign(event, { secret });
     // The signature header (webhook-id is the event id, which spans carry on purpose).
-    signatures.push(...Object.entries(signed.headers).filter(([name]) => /signature/i.test(name)).map(([, value]) => value));
+    signatures.push(
+      ...Object.entries(signed.headers)
+        .filter(([name]) => /signature/i.test(name))
+        .map(([, value]) => value),
+    );
     const answer = await post(url, signed);
     // The server span ends on 'finish', which may follow the client's read by a tick: poll, never sleep.
-    for (let i = 0; i < 200 && !sdk.spans().some((span) => span.kind === SpanKind.SERVER); i++) await new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 200 && !sdk.spans().some((span) => span.kind === SpanKind.SERVER); i++)
+      await new Promise((r) => setImmediate(r));
     return { status: answer.status, spans: sdk.spans() };
   }
 
@@ -119,13 +142,24 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
     expect(delivery.status.code).toBe(SpanStatusCode.UNSET);
 
     const handlers = childrenOf(spans, delivery).filter(isHandler);
-    expect(handlers.map((span) => span.attributes['payments.handler.id']).sort()).toEqual(['FulfilmentHandler.paid', 'PaymentAuditHandler.audit']);
+    expect(handlers.map((span) => span.attributes['payments.handler.id']).sort()).toEqual([
+      'FulfilmentHandler.paid',
+      'PaymentAuditHandler.audit',
+    ]);
     for (const handler of handlers) {
-      expect(handler.attributes).toMatchObject({ 'payments.handler.result': 'done', 'payments.handler.attempt': 1, 'payments.event.id': event.id });
+      expect(handler.attributes).toMatchObject({
+        'payments.handler.result': 'done',
+        'payments.handler.attempt': 1,
+        'payments.event.id': event.id,
+      });
       expect(typeof handler.attributes['payments.handler.duration_ms']).toBe('number');
     }
 
-    const fulfilmentSpan = only(handlers, (span) => span.attributes['payments.handler.id'] === 'FulfilmentHandler.paid', 'fulfilment handler');
+    const fulfilmentSpan = only(
+      handlers,
+      (span) => span.attributes['payments.handler.id'] === 'FulfilmentHandler.paid',
+      'fulfilment handler',
+    );
     const call = only(childrenOf(spans, fulfilmentSpan), (span) => span.kind === SpanKind.CLIENT, 'client call');
     expect(call.name).toBe('GET /payment_intents/{id}');
     expect(call.attributes).toMatchObject({
@@ -176,12 +210,28 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
     const { status, spans } = await deliver(event);
     expect(status).toBe(500);
     const delivery = only(spans, isDelivery, 'delivery');
-    expect(delivery.attributes).toMatchObject({ 'payments.webhook.outcome': 'failed', 'http.response.status_code': 500, 'error.type': 'failed' });
+    expect(delivery.attributes).toMatchObject({
+      'payments.webhook.outcome': 'failed',
+      'http.response.status_code': 500,
+      'error.type': 'failed',
+    });
     expect(delivery.status.code).toBe(SpanStatusCode.ERROR);
-    const failed = only(childrenOf(spans, delivery), (span) => span.attributes['payments.handler.id'] === 'FulfilmentHandler.paid', 'failed handler');
-    expect(failed.attributes).toMatchObject({ 'payments.handler.result': 'failed', 'payments.handler.attempt': 1, 'error.type': 'TypeError' });
+    const failed = only(
+      childrenOf(spans, delivery),
+      (span) => span.attributes['payments.handler.id'] === 'FulfilmentHandler.paid',
+      'failed handler',
+    );
+    expect(failed.attributes).toMatchObject({
+      'payments.handler.result': 'failed',
+      'payments.handler.attempt': 1,
+      'error.type': 'TypeError',
+    });
     expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: 'TypeError' });
-    const other = only(childrenOf(spans, delivery), (span) => span.attributes['payments.handler.id'] === 'PaymentAuditHandler.audit', 'audit handler');
+    const other = only(
+      childrenOf(spans, delivery),
+      (span) => span.attributes['payments.handler.id'] === 'PaymentAuditHandler.audit',
+      'audit handler',
+    );
     expect(other.attributes['payments.handler.result']).toBe('done');
 
     // The redelivery runs only the failed handler again: attempt 2.
@@ -190,7 +240,15 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
     const retry = await deliver(event);
     expect(retry.status).toBe(200);
     const handlers = retry.spans.filter(isHandler).filter(ofEvent(event.id));
-    expect(handlers.map((span) => [span.attributes['payments.handler.id'], span.attributes['payments.handler.result'], span.attributes['payments.handler.attempt']]).sort()).toEqual([
+    expect(
+      handlers
+        .map((span) => [
+          span.attributes['payments.handler.id'],
+          span.attributes['payments.handler.result'],
+          span.attributes['payments.handler.attempt'],
+        ])
+        .sort(),
+    ).toEqual([
       ['FulfilmentHandler.paid', 'done', 2],
       ['PaymentAuditHandler.audit', 'skipped', undefined],
     ]);
@@ -200,24 +258,43 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
     // This describe block's tests so far: handled (1), duplicate (1 handled + 1 duplicate), refused (1), failed (1 failed + 1 handled).
     const deliveries = await sdk.points('payments.webhook.deliveries');
     const count = (outcome: string, status: number): number =>
-      deliveries.find((p) => p.attributes['payments.webhook.outcome'] === outcome && p.attributes['http.response.status_code'] === status)?.value ?? 0;
-    expect([count('handled', 200), count('duplicate', 200), count('rejected', 401), count('failed', 500)]).toEqual([3, 1, 1, 1]);
+      deliveries.find(
+        (p) =>
+          p.attributes['payments.webhook.outcome'] === outcome && p.attributes['http.response.status_code'] === status,
+      )?.value ?? 0;
+    expect([count('handled', 200), count('duplicate', 200), count('rejected', 401), count('failed', 500)]).toEqual([
+      3, 1, 1, 1,
+    ]);
     expect(deliveries.reduce((sum, p) => sum + p.value, 0)).toBe(6);
 
     const rejections = await sdk.points('payments.webhook.rejections');
-    expect(rejections.map((p) => [p.attributes['payments.webhook.rejection_reason'], p.attributes['http.response.status_code'], p.value])).toEqual([['invalid_signature', 401, 1]]);
+    expect(
+      rejections.map((p) => [
+        p.attributes['payments.webhook.rejection_reason'],
+        p.attributes['http.response.status_code'],
+        p.value,
+      ]),
+    ).toEqual([['invalid_signature', 401, 1]]);
 
     const durations = await sdk.points('payments.handler.duration');
     const runs = (handler: string, result: string): number | undefined =>
-      durations.find((p) => p.attributes['payments.handler.id'] === handler && p.attributes['payments.handler.result'] === result)?.count;
+      durations.find(
+        (p) => p.attributes['payments.handler.id'] === handler && p.attributes['payments.handler.result'] === result,
+      )?.count;
     // Fulfilment: done in handled, duplicate's first delivery and the failed event's redelivery; failed once.
-    expect([runs('FulfilmentHandler.paid', 'done'), runs('FulfilmentHandler.paid', 'failed'), runs('PaymentAuditHandler.audit', 'done')]).toEqual([3, 1, 3]);
+    expect([
+      runs('FulfilmentHandler.paid', 'done'),
+      runs('FulfilmentHandler.paid', 'failed'),
+      runs('PaymentAuditHandler.audit', 'done'),
+    ]).toEqual([3, 1, 3]);
     const metric = (await sdk.collect()).get('payments.handler.duration');
     expect(metric?.descriptor.unit).toBe('s');
 
     // The handled test's retrieveIntent: one client call, one HTTP request, no retry.
     const requests = await sdk.points('payments.client.requests');
-    expect(requests.map((p) => [p.attributes['url.template'], p.attributes['http.response.status_code'], p.value])).toEqual([['/payment_intents/{id}', 200, 1]]);
+    expect(
+      requests.map((p) => [p.attributes['url.template'], p.attributes['http.response.status_code'], p.value]),
+    ).toEqual([['/payment_intents/{id}', 200, 1]]);
     expect(await sdk.points('payments.client.retries')).toEqual([]);
     expect(await sdk.points('payments.store.errors')).toEqual([]);
   });
@@ -255,8 +332,14 @@ describe('OpenTelemetry spans of a client call with retries', () => {
     await sdk.resetMetrics();
     server = createServer((request, response) => {
       const status = answers.shift() ?? 200;
-      if (status === 429) response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' }).end('{"error":"slow down"}');
-      else response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ id: request.url?.split('/').pop(), state: 'succeeded' }));
+      if (status === 429)
+        response
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' })
+          .end('{"error":"slow down"}');
+      else
+        response
+          .writeHead(status, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ id: request.url?.split('/').pop(), state: 'succeeded' }));
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     baseUrl = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -291,7 +374,13 @@ describe('OpenTelemetry spans of a client call with retries', () => {
       'http.request.resend_count': 2,
       'payments.client.retry_wait_ms': 4000,
     });
-    expect(call.events.map((event) => [event.name, event.attributes?.['payments.client.retry_reason'], event.attributes?.['payments.client.retry_wait_ms']])).toEqual([
+    expect(
+      call.events.map((event) => [
+        event.name,
+        event.attributes?.['payments.client.retry_reason'],
+        event.attributes?.['payments.client.retry_wait_ms'],
+      ]),
+    ).toEqual([
       ['payments.client.retry', '429', 2000],
       ['payments.client.retry', '429', 2000],
     ]);
@@ -300,7 +389,9 @@ describe('OpenTelemetry spans of a client call with retries', () => {
     expect(JSON.stringify(call.attributes)).not.toContain(id);
 
     const durations = await sdk.points('http.client.request.duration');
-    const byStatus = durations.map((p) => [p.attributes['http.response.status_code'], p.attributes['error.type'], p.count]).sort();
+    const byStatus = durations
+      .map((p) => [p.attributes['http.response.status_code'], p.attributes['error.type'], p.count])
+      .sort();
     expect(byStatus).toEqual([
       [200, undefined, 1],
       [429, '429', 2],
@@ -308,13 +399,17 @@ describe('OpenTelemetry spans of a client call with retries', () => {
     const retries = await sdk.points('payments.client.retries');
     expect(retries.map((p) => [p.attributes['payments.client.retry_reason'], p.value])).toEqual([['429', 2]]);
     const requests = await sdk.points('payments.client.requests');
-    expect(requests.map((p) => [p.attributes['http.response.status_code'], p.attributes['error.type'], p.value])).toEqual([[200, undefined, 1]]);
+    expect(
+      requests.map((p) => [p.attributes['http.response.status_code'], p.attributes['error.type'], p.value]),
+    ).toEqual([[200, undefined, 1]]);
   });
 
   it('a call that ends in an error status is an error span with error.type', async () => {
     answers = [429, 429, 429, 429, 429, 429];
     sdk.exporter.reset();
-    await expect(main.app.get(PaymentsService).paymentIntents.retrieve('0b4c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2e')).rejects.toMatchObject({ status: 429 });
+    await expect(
+      main.app.get(PaymentsService).paymentIntents.retrieve('0b4c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2e'),
+    ).rejects.toMatchObject({ status: 429 });
     const call = only(sdk.spans(), (span) => span.kind === SpanKind.CLIENT, 'client call');
     expect(call.attributes).toMatchObject({ 'http.response.status_code': 429, 'error.type': '429' });
     expect(call.status).toEqual({ code: SpanStatusCode.ERROR, message: '429' });
@@ -336,12 +431,14 @@ describe('rendered trace tree (docs/observability.md)', () => {
       sdk.exporter.reset();
       const signed = signWebhook(paymentSucceeded(), { scheme: 'standard-webhooks', secret: CURRENT_SECRET });
       expect((await post(`${main.baseUrl}/${PATH}`, signed)).status).toBe(200);
-      for (let i = 0; i < 200 && !sdk.spans().some((span) => span.kind === SpanKind.SERVER); i++) await new Promise((r) => setImmediate(r));
+      for (let i = 0; i < 200 && !sdk.spans().some((span) => span.kind === SpanKind.SERVER); i++)
+        await new Promise((r) => setImmediate(r));
       const delivery = only(sdk.spans(), isDelivery, 'delivery');
       const tree = renderTraceTree(traceOf(sdk.spans(), delivery));
       if (process.env.PRINT_TRACE_TREE) process.stdout.write(`${tree}\n`);
       // For docs/observability-trace.png (test/fixtures/telemetry/trace-screenshot.mjs renders it).
-      if (process.env.TRACE_JSON_OUT) writeFileSync(process.env.TRACE_JSON_OUT, JSON.stringify(toWaterfall(traceOf(sdk.spans(), delivery))));
+      if (process.env.TRACE_JSON_OUT)
+        writeFileSync(process.env.TRACE_JSON_OUT, JSON.stringify(toWaterfall(traceOf(sdk.spans(), delivery))));
       // Each line up to its kind: indentation is depth, handlers in start order.
       const shape = tree.split('\n').map((line) => line.replace(/\] .*$/, ']'));
       expect([...shape].sort()).toEqual(
@@ -353,8 +450,12 @@ describe('rendered trace tree (docs/observability.md)', () => {
           '      └─ GET /payment_intents/{id} [CLIENT]',
         ].sort(),
       );
-      expect(shape[shape.indexOf('      └─ GET /payment_intents/{id} [CLIENT]') - 1]).toBe('    └─ payments.handler [INTERNAL]');
-      expect(tree).toContain('payments.handler.id=FulfilmentHandler.paid payments.handler.attempt=1 payments.handler.result=done\n      └─ GET');
+      expect(shape[shape.indexOf('      └─ GET /payment_intents/{id} [CLIENT]') - 1]).toBe(
+        '    └─ payments.handler [INTERNAL]',
+      );
+      expect(tree).toContain(
+        'payments.handler.id=FulfilmentHandler.paid payments.handler.attempt=1 payments.handler.result=done\n      └─ GET',
+      );
     } finally {
       await main.close();
     }

@@ -8,7 +8,9 @@ describe('PaymentsTelemetry with the API and no SDK', () => {
     expect(telemetry.enabled).toBe(true);
     expect(telemetry.startDelivery()).toBe(telemetry.startDelivery());
     const server = { address: 'api.example', port: 443 };
-    expect(telemetry.startClientCall('GET', '/payment_intents', server)).toBe(telemetry.startClientCall('GET', '/payment_intents', server));
+    expect(telemetry.startClientCall('GET', '/payment_intents', server)).toBe(
+      telemetry.startClientCall('GET', '/payment_intents', server),
+    );
   });
 
   it('still runs what it wraps and hands back its result', async () => {
@@ -16,6 +18,8 @@ describe('PaymentsTelemetry with the API and no SDK', () => {
     const event = { id: '3f0c8a9e-58b6-4d7e-9a51-2f5f3c1b7d10', event: 'payment_intent.succeeded' };
     const result = { status: 'done', attempt: 1, durationMs: 2 };
     await expect(telemetry.runHandler('H.m', event, async () => result)).resolves.toBe(result);
-    await expect(telemetry.enqueue('q', event, async (traceparent) => (traceparent === undefined ? 'enqueued' : 'duplicate'))).resolves.toBe('enqueued');
+    await expect(
+      telemetry.enqueue('q', event, async (traceparent) => (traceparent === undefined ? 'enqueued' : 'duplicate')),
+    ).resolves.toBe('enqueued');
   });
 });

@@ -22,13 +22,24 @@ describe('PaymentsTelemetry without @opentelemetry/api', () => {
     delivery.rejected(401, 'invalid_signature');
     const result = { status: 'done', attempt: 1, durationMs: 3 };
     await expect(telemetry.runHandler('H.m', event, async () => result)).resolves.toBe(result);
-    await expect(telemetry.runHandler('H.m', event, async () => Promise.reject(new TypeError('boom')))).rejects.toThrow('boom');
+    await expect(telemetry.runHandler('H.m', event, async () => Promise.reject(new TypeError('boom')))).rejects.toThrow(
+      'boom',
+    );
     const seen: Array<string | undefined> = [];
-    await expect(telemetry.enqueue('q', event, async (traceparent) => (seen.push(traceparent), 'enqueued' as const))).resolves.toBe('enqueued');
+    await expect(
+      telemetry.enqueue('q', event, async (traceparent) => (seen.push(traceparent), 'enqueued' as const)),
+    ).resolves.toBe('enqueued');
     expect(seen).toEqual([undefined]);
-    await expect(telemetry.processJob('q', event, 1, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', async () => ({ outcome: 'handled' }))).resolves.toEqual({ outcome: 'handled' });
+    await expect(
+      telemetry.processJob('q', event, 1, '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', async () => ({
+        outcome: 'handled',
+      })),
+    ).resolves.toEqual({ outcome: 'handled' });
     const call = telemetry.startClientCall('GET', '/payment_intents/x', { address: 'api.example', port: 443 });
-    await expect(call.attempt(async () => ({ kind: 'answer' as const, status: 200 }))).resolves.toEqual({ kind: 'answer', status: 200 });
+    await expect(call.attempt(async () => ({ kind: 'answer' as const, status: 200 }))).resolves.toEqual({
+      kind: 'answer',
+      status: 200,
+    });
     call.retry(10, '429');
     call.end({ status: 200 });
     telemetry.storeError('claim');
@@ -43,7 +54,8 @@ describe('a Nest app without @opentelemetry/api', () => {
     const { PaymentsModule } = await import('../../../lib/index.js');
     const { createPaymentEvent } = await import('../../../lib/testing/index.js');
     const { CapturingLogger } = await import('../../fixtures/webhooks/capturing.logger.js');
-    const { fixtureOptions, post, sign, startWebhookApp } = await import('../../fixtures/webhooks/webhook-app.fixture.js');
+    const { fixtureOptions, post, sign, startWebhookApp } =
+      await import('../../fixtures/webhooks/webhook-app.fixture.js');
     const main = await startWebhookApp({
       adapter: 'express',
       logger: new CapturingLogger(),
@@ -51,7 +63,10 @@ describe('a Nest app without @opentelemetry/api', () => {
     });
     try {
       expect(main.app.get(PaymentsTelemetry).enabled).toBe(false);
-      const answer = await post(`${main.baseUrl}/payments/webhooks`, sign(createPaymentEvent('payment_intent.succeeded')));
+      const answer = await post(
+        `${main.baseUrl}/payments/webhooks`,
+        sign(createPaymentEvent('payment_intent.succeeded')),
+      );
       expect(answer).toEqual({ status: 200, body: { received: true, outcome: 'unhandled' } });
     } finally {
       await main.close();
