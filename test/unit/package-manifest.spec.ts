@@ -57,12 +57,12 @@ describe('package manifest', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('loads optional peers (bullmq, ioredis, pg, CLS, OpenTelemetry, terminus) only lazily or as types, so the module works without them', () => {
+  it('loads optional peers (bullmq, ioredis, pg, drizzle-orm, CLS, OpenTelemetry, terminus) only lazily or as types, so the module works without them', () => {
     const imports = bareImports();
     const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
       .filter(([, meta]) => meta.optional)
       .map(([name]) => name);
-    expect(optional.sort()).toEqual(['@nestjs-cls/transactional', '@nestjs/terminus', '@opentelemetry/api', 'bullmq', 'ioredis', 'nestjs-cls', 'pg']);
+    expect(optional.sort()).toEqual(['@nestjs-cls/transactional', '@nestjs/terminus', '@opentelemetry/api', 'bullmq', 'drizzle-orm', 'ioredis', 'nestjs-cls', 'pg']);
     for (const name of optional) {
       for (const use of imports.get(name) ?? []) {
         // The `./health` entry point exists to load terminus; the next test keeps it apart from the rest.
