@@ -12,7 +12,7 @@ import {
 } from '../../../lib/index.js';
 import { PaymentsSimulator } from '../../../lib/testing/index.js';
 
-// The README's "the simulator in an e2e test" example, kept runnable: the real client and receiver
+// docs/testing.md's "The simulator in an e2e test" example, kept runnable: the real client and receiver
 // against the simulator, from create to a handled webhook.
 
 /** Resolves the verifier lazily: the endpoint secret exists only once the endpoint is registered. */

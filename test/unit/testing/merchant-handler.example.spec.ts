@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { OnPaymentEvent, PaymentsModule, standardWebhooksVerifier, type PaymentEvent } from '../../../lib/index.js';
 import { createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 
-// The README's "Testing your handlers" example, kept runnable.
+// docs/testing.md's "A handler under test" example, kept runnable.
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 @Injectable()
