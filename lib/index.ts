@@ -1,10 +1,21 @@
-export * from './payments.module.js';
-export { PAYMENTS_MODULE_OPTIONS } from './payments.module-definition.js';
+/*
+ * The root entry point, `nestjs-payments`: what an application writes (the module, its options, the
+ * client, handlers, verifiers, stores, errors) and the documented extension points. Internals stay
+ * out; the list is pinned by test/unit/public-api.spec.ts.
+ */
+export { PaymentsModule } from './payments.module.js';
 export type { PaymentsModuleExtras } from './payments.module-definition.js';
-export * from './payments.constants.js';
-export * from './payments-options.interface.js';
-export * from './core/payments.runtime.js';
+export type {
+  PaymentsEnvironment,
+  PaymentsHttpOptions,
+  PaymentsModuleOptions,
+  PaymentsProcessingOptions,
+  PaymentsQueueConnection,
+  PaymentsQueueOptions,
+  PaymentsWebhooksOptions,
+} from './payments-options.interface.js';
+export { PAYMENTS_RUNTIME, type PaymentsRuntime } from './core/payments.runtime.js';
+export type { PaymentsClock } from './core/payments.clock.js';
 export * from './errors/index.js';
 export * from './client/index.js';
 export * from './webhooks/index.js';
-export * from './telemetry/index.js';

@@ -49,7 +49,7 @@ export const TARGETS = [
 /** Evaluates every target against a results object (and the instruction counts, when given). */
 export function evaluateTargets(results, instructions) {
   return TARGETS.map((t) => {
-    let value = null;
+    let value;
     try {
       value = t.get(results, instructions) ?? null;
     } catch {

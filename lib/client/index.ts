@@ -1,6 +1,5 @@
-export * from './payments.service.js';
-export * from './payments.types.js';
-export * from './payments-request.interface.js';
-export * from './resources/index.js';
+export { PaymentsService } from './payments.service.js';
+export type * from './payments.types.js';
+export type { PaymentsQuery, PaymentsQueryValue, PaymentsRequest } from './payments-request.interface.js';
+export type { PaymentIntentsResource, SetupIntentsResource, WebhookEndpointsResource } from './resources/index.js';
 export { getPaymentsServiceToken, InjectPaymentsService } from './payments-client.tokens.js';
-export type { PaymentsClientOptions } from './payments-client.options.js';

@@ -3,5 +3,5 @@ export type { VerifierClock } from './verifier-clock.js';
 export type { SignatureEncoding } from './signature-compare.util.js';
 export { hmacVerifier } from './hmac.verifier.js';
 export type { HmacVerifierOptions, HmacAlgorithm, HmacSignedPayload } from './hmac.verifier.js';
-export { standardWebhooksVerifier, STANDARD_WEBHOOKS_HEADERS } from './standard-webhooks.verifier.js';
+export { standardWebhooksVerifier } from './standard-webhooks.verifier.js';
 export type { StandardWebhooksVerifierOptions } from './standard-webhooks.verifier.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { PaymentEventIntentMissingError, retrieveIntentOf, type PaymentEvent } from '../../../lib/index.js';
+import { PaymentEventIntentMissingError, type PaymentEvent } from '../../../lib/index.js';
+import { retrieveIntentOf } from '../../../lib/webhooks/payment-event.context.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 
 function fakeClient() {

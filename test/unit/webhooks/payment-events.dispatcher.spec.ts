@@ -3,7 +3,6 @@ import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import {
   MemoryIdempotencyStore,
-  PaymentEventsDispatcher,
   PaymentEventsRegistry,
   type IdempotencyClaim,
   type IdempotencyStore,
@@ -11,6 +10,7 @@ import {
   type PaymentEventContext,
   type PaymentsRuntime,
 } from '../../../lib/index.js';
+import { PaymentEventsDispatcher } from '../../../lib/webhooks/payment-events.dispatcher.js';
 import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';

@@ -4,11 +4,11 @@ import { Controller, Injectable, Module, Post, Scope, type Provider, type Type }
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   OnPaymentEvent,
-  PAYMENT_EVENT_HANDLER_METADATA,
   PaymentEventsRegistry,
   PaymentsModule,
   type PaymentEvent,
 } from '../../../lib/index.js';
+import { PAYMENT_EVENT_HANDLER_METADATA } from '../../../lib/webhooks/payments-webhooks.constants.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
 

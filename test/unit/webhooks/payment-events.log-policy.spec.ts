@@ -3,11 +3,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { Logger } from '@nestjs/common';
 import {
   MemoryIdempotencyStore,
-  PaymentEventsDispatcher,
   PaymentEventsRegistry,
   PaymentsConfigurationError,
   type PaymentsRuntime,
 } from '../../../lib/index.js';
+import { PaymentEventsDispatcher } from '../../../lib/webhooks/payment-events.dispatcher.js';
 import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';

@@ -4,15 +4,15 @@ import { Logger } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   IdempotencyStore,
-  InlinePaymentEventsProcessor,
   MemoryIdempotencyStore,
   PAYMENTS_WEBHOOK_ROUTE_METADATA,
-  PaymentEventsProcessor,
-  PaymentEventsQueueProcessor,
   PaymentsConfigurationError,
   PaymentsModule,
-  createPaymentsWebhookController,
 } from '../../../lib/index.js';
+import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/inline-payment-events.processor.js';
+import { PaymentEventsProcessor } from '../../../lib/webhooks/payment-events-processor.interface.js';
+import { PaymentEventsQueueProcessor } from '../../../lib/webhooks/queue/payment-events-queue.processor.js';
+import { createPaymentsWebhookController } from '../../../lib/webhooks/payments-webhook.controller.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
 

@@ -2,13 +2,12 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger, type ExecutionContext } from '@nestjs/common';
 import {
-  WebhookRejectionException,
-  WebhookSignatureGuard,
-  getVerifiedWebhookDelivery,
   type PaymentsRuntime,
   type WebhookVerificationResult,
   type WebhookVerifier,
 } from '../../../lib/index.js';
+import { WebhookRejectionException } from '../../../lib/webhooks/webhook-rejection.exception.js';
+import { WebhookSignatureGuard, getVerifiedWebhookDelivery } from '../../../lib/webhooks/webhook-signature.guard.js';
 import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';

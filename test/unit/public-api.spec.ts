@@ -1,0 +1,245 @@
+import 'reflect-metadata';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import path from 'node:path';
+import ts from 'typescript';
+
+/*
+ * The public surface, pinned: every name each entry point of the package exports, values and types.
+ *
+ * Adding a public name? Add it here, in its group, in the same commit: a name is public when a user
+ * writes it (in an app, a test or a handler) or when the docs present it as an extension point.
+ * Anything else stays internal, and tests reach it by a deep relative path (`lib/webhooks/...`).
+ * Removing or renaming a name breaks users: do not, unless the changelog says so.
+ */
+
+interface Surface {
+  /** Runtime exports: classes, functions, constants, tokens. */
+  values: string[];
+  /** Type-only exports: interfaces and type aliases. */
+  types: string[];
+}
+
+const ROOT: Surface = {
+  values: [
+    // the module and its tokens
+    'PaymentsModule',
+    'PAYMENTS_RUNTIME',
+    // the API client
+    'PaymentsService',
+    'InjectPaymentsService',
+    'getPaymentsServiceToken',
+    // errors
+    'PaymentsError',
+    'PaymentsApiError',
+    'PaymentsAuthenticationError',
+    'PaymentsPermissionError',
+    'PaymentsRateLimitError',
+    'PaymentsConnectionError',
+    'PaymentsResponseTooLargeError',
+    'PaymentsConfigurationError',
+    'PaymentsInvalidArgumentError',
+    'PaymentEventIntentMissingError',
+    // handlers
+    'OnPaymentEvent',
+    'PAYMENT_EVENT_TYPES',
+    'PaymentEventsRegistry',
+    'getPaymentEventsRegistryToken',
+    'isPaymentsWebhookRoute',
+    'PAYMENTS_WEBHOOK_ROUTE_METADATA',
+    // verifiers
+    'hmacVerifier',
+    'standardWebhooksVerifier',
+    // stores
+    'IdempotencyStore',
+    'MemoryIdempotencyStore',
+    'RedisIdempotencyStore',
+    'PostgresIdempotencyStore',
+    'postgresIdempotencyStoreSchema',
+    // queued processing
+    'PaymentEventsQueue',
+    'InjectPaymentEventsQueue',
+    'getPaymentEventsQueueToken',
+    // delivery listener
+    'PaymentDeliveryJournal',
+    // transactional handlers
+    'pgTransactionRunner',
+    'clsTransactionRunner',
+    'PaymentsInbox',
+    'paymentsInboxSchema',
+  ],
+  types: [
+    // options
+    'PaymentsModuleOptions',
+    'PaymentsModuleExtras',
+    'PaymentsEnvironment',
+    'PaymentsHttpOptions',
+    'PaymentsWebhooksOptions',
+    'PaymentsProcessingOptions',
+    'PaymentsQueueOptions',
+    'PaymentsQueueConnection',
+    'PaymentsTransactionsOptions',
+    'PaymentsRuntime',
+    'PaymentsClock',
+    // the API client
+    'PaymentIntentsResource',
+    'SetupIntentsResource',
+    'WebhookEndpointsResource',
+    'PaymentIntent',
+    'PaymentIntentState',
+    'SetupIntent',
+    'SetupIntentState',
+    'WebhookEndpoint',
+    'CaptureMethod',
+    'CreatePaymentIntentParams',
+    'CreatedPaymentIntent',
+    'CreateSetupIntentParams',
+    'CreatedSetupIntent',
+    'CreateWebhookEndpointParams',
+    'PaymentsRequest',
+    'PaymentsQuery',
+    'PaymentsQueryValue',
+    'PaymentsHttpMethod',
+    'PaymentsApiErrorInit',
+    // handlers
+    'OnPaymentEventOptions',
+    'PaymentEvent',
+    'PaymentEventContext',
+    'PaymentEventType',
+    'PaymentEventTypeMap',
+    'PaymentEventPattern',
+    'PaymentEventWildcard',
+    'PaymentEventTypesOf',
+    'PaymentEventHandlerFn',
+    'PaymentIntentEventData',
+    'SetupIntentEventData',
+    'ChargeEventData',
+    // verifiers
+    'WebhookVerifier',
+    'WebhookVerificationInput',
+    'WebhookVerificationResult',
+    'HmacVerifierOptions',
+    'HmacAlgorithm',
+    'HmacSignedPayload',
+    'SignatureEncoding',
+    'StandardWebhooksVerifierOptions',
+    'VerifierClock',
+    // stores
+    'IdempotencyClaim',
+    'MemoryIdempotencyStoreOptions',
+    'RedisIdempotencyStoreOptions',
+    'RedisScriptClient',
+    'PostgresIdempotencyStoreOptions',
+    'PostgresPool',
+    // queued processing
+    'FailedPaymentEvent',
+    // delivery listener
+    'PaymentDeliveryListener',
+    'PaymentDeliveryRecord',
+    'PaymentDispatchRecord',
+    'PaymentDispatchHandlerRecord',
+    'PaymentDeliveryJournalOptions',
+    'PaymentDeliveryJournalEntry',
+    'PaymentDeliveryJournalTotals',
+    // transactional handlers
+    'PaymentsTransactionRunner',
+    'PaymentsTransaction',
+    'PgTransactionRunnerOptions',
+    'ClsTransactionRunnerOptions',
+  ],
+};
+
+const TESTING: Surface = {
+  values: ['signWebhook', 'createPaymentEvent', 'PaymentsSimulator'],
+  types: [
+    'SignWebhookOptions',
+    'SignedWebhook',
+    'SigningSecret',
+    'HmacSigningOptions',
+    'StandardWebhooksSigningOptions',
+    'PaymentEventOverrides',
+    'PaymentsSimulatorOptions',
+    'SimulatorSignatureOptions',
+    'SimulatorApiKey',
+    'SimulatorControls',
+    'RateLimitRule',
+    'DeliveryOrder',
+    'SimulatorRequestCounts',
+    'SimulatedEvent',
+    'SimulatedIntent',
+    'SimulatedWebhookEndpoint',
+    'SimulatedWebhookRequest',
+    'SimulatedWebhookAttempt',
+  ],
+};
+
+const HEALTH: Surface = {
+  values: ['PaymentsHealthIndicator', 'PaymentsHealthModule'],
+  types: ['PaymentsHealthCheckOptions', 'PaymentsStoreHealth', 'PaymentsQueueHealth'],
+};
+
+const root = process.cwd();
+const ENTRIES: Array<[entry: string, file: string, surface: Surface, load: () => Promise<object>]> = [
+  ['nestjs-payments', 'lib/index.ts', ROOT, () => import('../../lib/index.js')],
+  ['nestjs-payments/testing', 'lib/testing/index.ts', TESTING, () => import('../../lib/testing/index.js')],
+  ['nestjs-payments/health', 'lib/health/index.ts', HEALTH, () => import('../../lib/health/index.js')],
+];
+
+const sorted = (names: string[]): string[] => [...names].sort((a, b) => a.localeCompare(b));
+
+/** Every name each entry file exports, values and types, as the compiler sees it. */
+function compiledNames(): Map<string, string[]> {
+  const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);
+  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+  const files = ENTRIES.map(([, file]) => path.join(root, file));
+  const program = ts.createProgram(files, { ...parsed.options, noEmit: true });
+  const checker = program.getTypeChecker();
+  const names = new Map<string, string[]>();
+  for (const file of files) {
+    const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
+    names.set(file, sorted(checker.getExportsOfModule(module).map((exported) => exported.name)));
+  }
+  return names;
+}
+
+describe('public surface', () => {
+  let compiled: Map<string, string[]>;
+  beforeAll(() => {
+    compiled = compiledNames();
+  }, 120_000);
+
+  it.each(ENTRIES)('%s exports exactly the pinned values at runtime', async (_entry, _file, surface, load) => {
+    expect(sorted(Object.keys(await load()))).toEqual(sorted(surface.values));
+  });
+
+  it.each(ENTRIES)('%s exports exactly the pinned values and types to the compiler', (_entry, file, surface) => {
+    expect(compiled.get(path.join(root, file))).toEqual(sorted([...surface.values, ...surface.types]));
+  });
+
+  it('keeps every name the design promises', () => {
+    const promised = [
+      'PaymentsModule',
+      'PaymentsService',
+      'OnPaymentEvent',
+      'PaymentEvent',
+      'PaymentEventContext',
+      'PaymentEventType',
+      'PaymentsApiError',
+      'PaymentsAuthenticationError',
+      'PaymentsPermissionError',
+      'PaymentsRateLimitError',
+      'PaymentsConnectionError',
+      'PaymentsConfigurationError',
+      'hmacVerifier',
+      'standardWebhooksVerifier',
+      'WebhookVerifier',
+      'MemoryIdempotencyStore',
+      'RedisIdempotencyStore',
+      'IdempotencyStore',
+      'PostgresIdempotencyStore',
+      'PaymentsError',
+    ];
+    const rootNames = [...ROOT.values, ...ROOT.types];
+    for (const name of promised) expect({ name, exported: rootNames.includes(name) }).toEqual({ name, exported: true });
+    expect([...TESTING.values]).toEqual(expect.arrayContaining(['signWebhook', 'PaymentsSimulator']));
+  });
+});
