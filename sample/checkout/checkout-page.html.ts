@@ -280,7 +280,7 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
     function poll() {
       if (failedToLoad || superseded()) return;
       json('GET', opts.pollUrl).then(function (record) {
-        if (superseded()) return;
+        if (failedToLoad || superseded()) return;
         if (dev && opts.kind === 'order') {
           var notes = document.getElementById('order-notes');
           notes.textContent = '';

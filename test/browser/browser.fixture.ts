@@ -33,7 +33,12 @@ export function screenshotPath(name: string): string {
 /** Text a person sees on the page and in its frames (hidden elements excluded). */
 export async function visibleText(page: Page): Promise<string> {
   const texts = await Promise.all(
-    page.frames().map((frame: Frame) => frame.evaluate(() => document.body?.innerText ?? '').catch(() => '')),
+    page.frames().map((frame: Frame) =>
+      frame
+        .locator('body')
+        .innerText()
+        .catch(() => ''),
+    ),
   );
   return texts.join('\n');
 }
