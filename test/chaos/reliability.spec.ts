@@ -7,6 +7,7 @@ import { describeReceiverFuzz, fuzzRunsPerAdapter } from './parts/receiver-fuzz.
 import { CHAOS_CONFIGURATIONS, describeSimulatorChaos } from './parts/simulator-chaos.part.js';
 import { describeRateLimitStorm } from './parts/rate-limit-storm.part.js';
 import { describeLeakAudit } from './parts/leak-audit.part.js';
+import { describeHardening } from './parts/hardening.part.js';
 
 /*
  * `npm run test:chaos`: hostile input, faults and load, in one spec file so that its parts run in this
@@ -26,6 +27,7 @@ describeReceiverFuzz('express', runs.express, FUZZ_SEED);
 describeReceiverFuzz('fastify', runs.fastify, FUZZ_SEED + 1);
 for (const configuration of CHAOS_CONFIGURATIONS) describeSimulatorChaos(configuration, CHAOS_PAYMENTS);
 describeRateLimitStorm(CHAOS_PAYMENTS);
+describeHardening(Math.max(25, Math.floor(CHAOS_PAYMENTS / 40)));
 describeLeakAudit();
 
 describe('reliability table', () => {

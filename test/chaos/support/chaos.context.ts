@@ -9,6 +9,7 @@ export const PARTS = {
   chaosInline: 'chaos:inline+memory',
   chaosQueued: 'chaos:queued+redis',
   storm: '429 storm',
+  hardening: 'hardening',
   audit: 'leak audit',
 } as const;
 

@@ -23,6 +23,7 @@ export const FIGURES: readonly FigureDefinition[] = [
   { key: 'crashes', label: 'crashes (uncaught errors, dead server)', bad: true },
   { key: 'heapOverBound', label: 'heap growth over bound', bad: true },
   { key: 'callsOverMaxRetries', label: 'calls over maxRetries', bad: true },
+  { key: 'clientErrorLines', label: 'error log lines caused by clients (aborted or slow bodies)', bad: true },
   { key: 'waitsIgnoringRetryAfter', label: 'waits not honouring Retry-After', bad: true },
   { key: 'events', label: 'events emitted / valid events sent', bad: false },
   { key: 'deliveries', label: 'HTTP deliveries / requests', bad: false },
