@@ -18,6 +18,7 @@ import {
   toWaterfall,
 } from '../../fixtures/telemetry/otel-sdk.fixture.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
+import { ControllableIdempotencyStore } from '../../fixtures/webhooks/controllable-idempotency.store.js';
 import { startIntentsServer, type IntentsServer } from '../../fixtures/webhooks/intents-server.fixture.js';
 import {
   FulfilmentHandler,
@@ -76,6 +77,7 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
   let fulfilment: FulfilmentHandler;
   let audit: PaymentAuditHandler;
   const signatures: string[] = [];
+  const store = new ControllableIdempotencyStore();
 
   beforeAll(async () => {
     await sdk.resetMetrics();
@@ -84,7 +86,7 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
       payments: PaymentsModule.forRoot(
-        fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false }, intents.baseUrl),
+        fixtureOptions({ endpointIds: [ENDPOINT_ID], requireHttps: false, store }, intents.baseUrl),
       ),
     });
     instrumentHttpServer(main.app.getHttpServer() as Server);
@@ -297,6 +299,31 @@ describe.each(['express', 'fastify'] as const)('OpenTelemetry spans and metrics 
     ).toEqual([['/payment_intents/{id}', 200, 1]]);
     expect(await sdk.points('payments.client.retries')).toEqual([]);
     expect(await sdk.points('payments.store.errors')).toEqual([]);
+  });
+
+  it('store down: 503 store_unavailable on an error delivery span, handler spans say why, payments.store.errors counts the claims', async () => {
+    store.down = true;
+    try {
+      const { status, spans } = await deliver(paymentSucceeded());
+      expect(status).toBe(503);
+      const delivery = only(spans, isDelivery, 'delivery');
+      expect(delivery.attributes).toMatchObject({
+        'payments.webhook.outcome': 'store_unavailable',
+        'error.type': 'store_unavailable',
+      });
+      expect(delivery.status.code).toBe(SpanStatusCode.ERROR);
+      const handlers = childrenOf(spans, delivery).filter(isHandler);
+      expect(
+        handlers.map((span) => [span.attributes['payments.handler.result'], span.attributes['error.type']]),
+      ).toEqual([
+        ['store_unavailable', 'Error'],
+        ['store_unavailable', 'Error'],
+      ]);
+    } finally {
+      store.down = false;
+    }
+    const errors = await sdk.points('payments.store.errors');
+    expect(errors.map((p) => [p.attributes['payments.store.operation'], p.value])).toEqual([['claim', 2]]);
   });
 
   it('no key, secret, signature or body text in any exported span, event, link or metric attribute', async () => {
