@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DEFAULT_PAYMENTS_INSTANCE } from '../core/payments.defaults.js';
 import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../core/payments.instance.js';
-import { PAYMENTS_WEBHOOKS_PATH } from './payments-webhooks.constants.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from './payments-webhooks.constants.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
@@ -27,7 +27,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly metadataScanner: MetadataScanner,
     private readonly accessor: PaymentEventsMetadataAccessor,
-    private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
     @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
   ) {

@@ -21,3 +21,10 @@ export const PAYMENTS_WEBHOOK_ROUTE_METADATA = 'payments:webhook_route';
  * exported, and it holds no API key.
  */
 export const PAYMENTS_WEBHOOKS_OPTIONS = Symbol('PAYMENTS_WEBHOOKS_OPTIONS');
+
+/**
+ * Token of the `PaymentEventsRegistry` inside one instance (the explorer, the dispatcher and the
+ * inbox inject it). The class token names only the unnamed instance's registry, even for `app.get`;
+ * a named instance exports its own under `getPaymentEventsRegistryToken(name)`.
+ */
+export const PAYMENTS_EVENTS_REGISTRY = Symbol('PAYMENTS_EVENTS_REGISTRY');

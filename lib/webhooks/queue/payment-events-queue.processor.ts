@@ -1,7 +1,8 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { PaymentEvent } from '../payment-event.types.js';
 import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from '../payment-events-processor.interface.js';
 import { PAYMENTS_QUEUE_LOGGER, PaymentEventsQueue } from './payment-events.queue.js';
+import { PAYMENTS_EVENTS_QUEUE } from './payments-queue.constants.js';
 
 /**
  * The processor of `webhooks.processing: { queue }` ([W3]): after verification and parsing, the
@@ -14,7 +15,7 @@ import { PAYMENTS_QUEUE_LOGGER, PaymentEventsQueue } from './payment-events.queu
 export class PaymentEventsQueueProcessor implements PaymentEventsProcessor {
   private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
 
-  constructor(private readonly queue: PaymentEventsQueue) {}
+  constructor(@Inject(PAYMENTS_EVENTS_QUEUE) private readonly queue: PaymentEventsQueue) {}
 
   async process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult> {
     try {

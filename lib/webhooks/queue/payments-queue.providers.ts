@@ -3,7 +3,7 @@ import { getPaymentsInstanceToken } from '../../core/payments.instance.js';
 import { PaymentEventsQueueProcessor } from './payment-events-queue.processor.js';
 import { PaymentEventsQueue } from './payment-events.queue.js';
 import { PaymentEventsWorker } from './payment-events.worker.js';
-import { PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
+import { PAYMENTS_EVENTS_QUEUE, PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
 
 /**
  * The token of the `PaymentEventsQueue` of one module instance: the class for the unnamed instance,
@@ -35,9 +35,12 @@ export function createPaymentsQueuePart(
   worker?: boolean,
 ): { providers: Provider[]; exports: InjectionToken[] } {
   const token = getPaymentEventsQueueToken(name);
-  const providers: Provider[] = [PaymentEventsQueue, PaymentEventsQueueProcessor];
-  if (worker !== false)
-    providers.push(PaymentEventsWorker, { provide: PAYMENTS_QUEUE_WORKER, useExisting: PaymentEventsWorker });
-  if (token !== PaymentEventsQueue) providers.push({ provide: token, useExisting: PaymentEventsQueue });
+  const providers: Provider[] = [
+    { provide: PAYMENTS_EVENTS_QUEUE, useClass: PaymentEventsQueue },
+    // The unnamed instance alone provides the class token: `app.get(PaymentEventsQueue)` is never another instance's.
+    { provide: token, useExisting: PAYMENTS_EVENTS_QUEUE },
+    PaymentEventsQueueProcessor,
+  ];
+  if (worker !== false) providers.push({ provide: PAYMENTS_QUEUE_WORKER, useClass: PaymentEventsWorker });
   return { providers, exports: [token] };
 }
