@@ -1,5 +1,4 @@
 export { PaymentsService } from './payments.service.js';
-export type * from './payments.types.js';
-export type { PaymentsQuery, PaymentsQueryValue, PaymentsRequest } from './payments-request.interface.js';
-export type { PaymentIntentsResource, SetupIntentsResource, WebhookEndpointsResource } from './resources/index.js';
+export type { PaymentIntent, PaymentIntentState, SetupIntent, SetupIntentState, WebhookEndpoint } from './payments.types.js';
+export type { PaymentsQuery, PaymentsRequest } from './payments-request.interface.js';
 export { getPaymentsServiceToken, InjectPaymentsService } from './payments-client.tokens.js';

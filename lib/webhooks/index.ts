@@ -3,12 +3,10 @@ export {
   type ChargeEventData,
   type PaymentEvent,
   type PaymentEventContext,
-  type PaymentEventHandlerFn,
   type PaymentEventPattern,
   type PaymentEventType,
   type PaymentEventTypeMap,
   type PaymentEventTypesOf,
-  type PaymentEventWildcard,
   type PaymentIntentEventData,
   type SetupIntentEventData,
 } from './payment-event.types.js';

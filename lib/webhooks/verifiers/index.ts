@@ -1,5 +1,4 @@
 export * from './webhook-verifier.interface.js';
-export type { VerifierClock } from './verifier-clock.js';
 export type { SignatureEncoding } from './signature-compare.util.js';
 export { hmacVerifier } from './hmac.verifier.js';
 export type { HmacVerifierOptions, HmacAlgorithm, HmacSignedPayload } from './hmac.verifier.js';
