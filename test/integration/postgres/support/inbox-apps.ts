@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import ts from 'typescript';
+
+const root = process.cwd();
+
+/** JavaScript of lib/ and the merchant app, transpiled (no type check: `npm run typecheck` does that) into a folder under node_modules/.cache. */
+export interface InboxAppsBuild {
+  main: string;
+  remove(): void;
+}
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+export function buildInboxApps(): InboxAppsBuild {
+  const out = join(root, 'node_modules', '.cache', `payments-inbox-apps-${process.pid}-${Date.now()}`);
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ES2022,
+    experimentalDecorators: true,
+    emitDecoratorMetadata: true,
+    esModuleInterop: true,
+    isolatedModules: true,
+  };
+  for (const file of [...tsFiles(join(root, 'lib')), ...tsFiles(join(root, 'test/integration/postgres/apps'))]) {
+    const output = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: options, fileName: file });
+    const target = join(out, relative(root, file)).replace(/\.ts$/, '.js');
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, output.outputText);
+  }
+  writeFileSync(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
+  return {
+    main: join(out, 'test/integration/postgres/apps/inbox-merchant.main.js'),
+    remove: () => rmSync(out, { recursive: true, force: true }),
+  };
+}
+
+export interface MerchantProcess {
+  port: number;
+  url: string;
+  child: ChildProcess;
+  /** Resolves when the process has exited (any way). */
+  exited: Promise<number | null>;
+  stderr(): string;
+}
+
+/** Starts the merchant app and resolves once it listens (or rejects with its stderr when it exits first). */
+export function startMerchant(main: string, env: Record<string, string>, timeoutMs = 60_000): Promise<MerchantProcess> {
+  const child = spawn(process.execPath, [main], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let err = '';
+  let out = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    err = (err + chunk.toString()).slice(-20_000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`merchant did not start within ${timeoutMs} ms: ${err}`));
+    }, timeoutMs);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening (\d+)/.exec(out);
+      if (match) {
+        clearTimeout(timer);
+        const port = Number(match[1]);
+        resolve({ port, url: `http://127.0.0.1:${port}/payments/webhooks`, child, exited, stderr: () => err });
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`merchant exited (${code}) before listening: ${err}`));
+    });
+  });
+}
+
+/** SIGTERM, then SIGKILL if it has not exited within 10 s. */
+export async function stopMerchant(merchant: MerchantProcess | undefined): Promise<void> {
+  if (!merchant || merchant.child.exitCode !== null || merchant.child.signalCode !== null) return;
+  merchant.child.kill('SIGTERM');
+  const timer = setTimeout(() => merchant.child.kill('SIGKILL'), 10_000);
+  await merchant.exited;
+  clearTimeout(timer);
+}
