@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { ConfigService } from '@nestjs/config';
 import { NestFactory } from '@nestjs/core';
 import { SampleAppModule } from './sample-app.module.js';
+import type { SampleConfig } from './sample.config.js';
 import { listenAndRegister, startEmbeddedSimulator, type EmbeddedSimulator } from './sample.bootstrap.js';
 
 /**
@@ -24,6 +26,13 @@ async function main(): Promise<void> {
     });
     const { url } = await listenAndRegister(app);
     console.log(`Sample merchant app listening on ${url}`);
+    const sample = app.get(ConfigService).getOrThrow<SampleConfig>('sample');
+    console.log(`  developer panel: ${url}/?dev=1 (test cards in the payment form; see docs/sample-shop.md)`);
+    console.log(
+      sample.admin.token === undefined
+        ? '  operator view: /admin is disabled; set SHOP_ADMIN_TOKEN (16+ characters) to enable it'
+        : `  operator view: ${url}/admin (sign in with SHOP_ADMIN_TOKEN)`,
+    );
   } catch (error) {
     await app?.close();
     await embedded?.simulator.stop();
