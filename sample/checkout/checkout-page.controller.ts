@@ -72,7 +72,7 @@ export class CheckoutPageController {
   formLoadFailed(@Body() body: unknown): void {
     const value = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
     const origin =
-      typeof value['origin'] === 'string' && /^https?:\/\/[^/\s]{1,200}$/.test(value['origin'])
+      typeof value['origin'] === 'string' && /^https?:\/\/[A-Za-z0-9.\-[\]:]{1,200}$/.test(value['origin'])
         ? value['origin']
         : undefined;
     const reason =

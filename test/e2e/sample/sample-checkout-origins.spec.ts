@@ -172,6 +172,7 @@ describe('sample merchant app: the server log names the fix when the form cannot
     expect((await report({ origin: 'http://10.1.2.3:3000', reason: 'timeout' })).status).toBe(204);
     expect((await report({ origin: 'http://10.1.2.3:3000', reason: 'timeout' })).status).toBe(204);
     expect((await report({ origin: 'javascript:alert(1)' })).status).toBe(204);
+    expect((await report({ origin: 'http://x\u001b[31m.example' })).status).toBe(204);
     expect((await report('not json at all')).status).toBeLessThan(500);
     const lines = logger.messages('warn').filter((m) => m.includes('did not load for a page at'));
     expect(lines).toHaveLength(1);
