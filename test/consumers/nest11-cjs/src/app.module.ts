@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { PaymentsModule, standardWebhooksVerifier } from 'nestjs-payments';
 import { FulfilmentService } from './fulfilment.service';
+import { HealthModule } from './health.module';
 
 export const WEBHOOK_SECRET = 'whsec_eNZ0Uguzj56ZxIoXeUZM0XtQ1pw7XHjo';
 
@@ -13,6 +14,7 @@ export const WEBHOOK_SECRET = 'whsec_eNZ0Uguzj56ZxIoXeUZM0XtQ1pw7XHjo';
       allowInsecureHttp: true, // the local simulator speaks plain http
       webhooks: { verifier: standardWebhooksVerifier({ secrets: WEBHOOK_SECRET }) },
     }),
+    HealthModule,
   ],
   providers: [FulfilmentService],
 })

@@ -20,6 +20,14 @@ async function bootstrap(): Promise<void> {
       runs: () => fulfilment.runs,
       payments: app.get(PaymentsService),
     });
+    // @nestjs/terminus 11 with the package's health entry point (nestjs-payments/health).
+    const health = await fetch(`${await app.getUrl()}/health`);
+    const body = await health.text();
+    const report = JSON.parse(body) as { status?: string; info?: { payments?: { status?: string } } };
+    if (health.status !== 200 || report.status !== 'ok' || report.info?.payments?.status !== 'up') {
+      throw new Error(`GET /health: expected 200 with payments up, got ${health.status} ${body}`);
+    }
+    console.log(`[consumer] health (terminus 11): ${health.status} ${body}`);
   } finally {
     await app.close();
   }
