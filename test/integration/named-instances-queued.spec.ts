@@ -150,6 +150,8 @@ describe('two named instances, each with its own BullMQ queue and worker, on rea
     expect(eu).toBeInstanceOf(PaymentEventsQueue);
     expect(eu.name).toBe(euQueueName);
     expect(eu).not.toBe(direct);
+    expect(app.get(PaymentEventsQueue)).toBe(direct);
+    expect(direct.name).toBe(queueName);
   });
 
   it('keeps the two instances’ claims apart in the shared store (the named one under its prefix)', async () => {

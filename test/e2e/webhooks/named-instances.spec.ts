@@ -241,6 +241,7 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
     expect(registries.direct.handlers().map((h) => h.id)).toEqual(['AccountHandlers.directPaid']);
     expect(registries.eu.handlers().map((h) => h.id)).toEqual(['AccountHandlers.euPaid']);
     expect(app.get<PaymentEventsRegistry>(getPaymentEventsRegistryToken('eu'))).toBe(registries.eu);
+    expect(app.get(PaymentEventsRegistry)).toBe(registries.direct);
   });
 
   it('logs each route with its instance, and never either key', () => {
