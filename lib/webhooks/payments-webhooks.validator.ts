@@ -87,11 +87,13 @@ export function validateWebhooksOptions(
   if (
     deliveryListener !== undefined &&
     (!isObject(deliveryListener) ||
-      (typeof deliveryListener.onDelivery !== 'function' && typeof deliveryListener.onDispatch !== 'function'))
+      (typeof deliveryListener.onDelivery !== 'function' &&
+        typeof deliveryListener.onDispatch !== 'function' &&
+        typeof deliveryListener.onRejection !== 'function'))
   ) {
     fail(
       'webhooks.deliveryListener',
-      'must implement PaymentDeliveryListener (onDelivery and/or onDispatch)',
+      'must implement PaymentDeliveryListener (onDelivery, onDispatch and/or onRejection)',
       'pass `new PaymentDeliveryJournal()` or omit it',
     );
   }

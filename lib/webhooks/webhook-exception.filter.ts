@@ -1,8 +1,19 @@
-import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import {
+  Catch,
+  HttpException,
+  Inject,
+  Logger,
+  Optional,
+  type ArgumentsHost,
+  type ExceptionFilter,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js';
+import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
+import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 
 /**
  * Scoped to the webhook controller, so it runs before any global filter of the host app: refused
@@ -13,7 +24,18 @@ import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js'
 export class WebhookExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks?: ResolvedWebhooksOptions | false,
+  ) {}
+
+  /** Tells the opt-in `webhooks.deliveryListener` of a refused delivery: status and reason only. */
+  private rejected(status: number, reason: string): void {
+    const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
+    if (listener?.onRejection) {
+      notifyDeliveryListener(listener, 'onRejection', { status, reason, at: new Date() }, this.logger);
+    }
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<unknown>();
@@ -22,12 +44,14 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     const telemetry = deliveryTelemetryOf(host.switchToHttp().getRequest<object>());
     if (exception instanceof WebhookRejectionException) {
       telemetry.rejected(exception.getStatus(), exception.reason);
+      this.rejected(exception.getStatus(), exception.reason);
       adapter.reply(response, exception.getResponse(), exception.getStatus());
       return;
     }
     if (exception instanceof HttpException) {
       // Thrown by something of the host on this route (a global guard or pipe): keep its status.
       telemetry.rejected(exception.getStatus(), 'rejected');
+      this.rejected(exception.getStatus(), 'rejected');
       adapter.reply(response, { received: false, error: 'rejected' }, exception.getStatus());
       return;
     }
@@ -36,6 +60,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
       exception instanceof Error ? exception.stack : undefined,
     );
     telemetry.rejected(500, 'internal_error');
+    this.rejected(500, 'internal_error');
     adapter.reply(response, { received: false, error: 'internal_error' }, 500);
   }
 }

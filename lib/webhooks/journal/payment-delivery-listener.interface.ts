@@ -15,6 +15,15 @@ export interface PaymentDeliveryRecord {
   receivedAt: Date;
 }
 
+/** A delivery the receiver refused (bad signature, oversized, malformed...) or failed on before any handler. */
+export interface PaymentRejectionRecord {
+  /** HTTP status answered: 400, 401, 403, 408, 413, 500... */
+  status: number;
+  /** Machine-readable reason of the answer, e.g. `invalid_signature`, `payload_too_large`, `internal_error`. */
+  reason: string;
+  at: Date;
+}
+
 /** One handler's part of a `PaymentDispatchRecord`. */
 export interface PaymentDispatchHandlerRecord {
   /** `ClassName.methodName`. */
@@ -50,6 +59,8 @@ export interface PaymentDispatchRecord {
 export interface PaymentDeliveryListener {
   /** A verified delivery was answered. Not called for rejected deliveries (401, 400, 413, ...). */
   onDelivery?(record: PaymentDeliveryRecord): void;
+  /** A delivery was refused before its event was trusted (no event id: nothing of it is verified). */
+  onRejection?(record: PaymentRejectionRecord): void;
   /** The handlers bound to an event ran (or were skipped as already completed). */
   onDispatch?(record: PaymentDispatchRecord): void;
 }

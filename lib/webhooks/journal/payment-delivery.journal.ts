@@ -6,6 +6,7 @@ import type {
   PaymentDeliveryRecord,
   PaymentDispatchHandlerRecord,
   PaymentDispatchRecord,
+  PaymentRejectionRecord,
 } from './payment-delivery-listener.interface.js';
 
 /** Options of `new PaymentDeliveryJournal(options)`. */
@@ -46,7 +47,12 @@ export interface PaymentDeliveryJournalTotals {
   handlerFailures: number;
   /** Handler calls skipped because the handler had already completed the event. */
   handlerSkips: number;
+  /** Deliveries refused before their event was trusted (bad signature, oversized, malformed...). */
+  rejected: number;
 }
+
+/** Rejections kept by `rejections()` (the totals count them all). */
+const REJECTIONS_KEPT = 50;
 
 const RUN_STATUSES: ReadonlySet<DispatchHandlerStatus> = new Set<DispatchHandlerStatus>(['done', 'failed']);
 
@@ -70,7 +76,9 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
     handlerRuns: 0,
     handlerFailures: 0,
     handlerSkips: 0,
+    rejected: 0,
   };
+  readonly #rejections: PaymentRejectionRecord[] = [];
 
   constructor(options: PaymentDeliveryJournalOptions = {}) {
     const max = options.maxEntries ?? 200;
@@ -104,6 +112,18 @@ export class PaymentDeliveryJournal implements PaymentDeliveryListener {
       if (handler.status === 'failed') this.#totals.handlerFailures += 1;
       if (handler.status === 'skipped') this.#totals.handlerSkips += 1;
     }
+  }
+
+  /** @inheritdoc */
+  onRejection(record: PaymentRejectionRecord): void {
+    this.#totals.rejected += 1;
+    this.#rejections.push({ status: record.status, reason: record.reason, at: record.at });
+    if (this.#rejections.length > REJECTIONS_KEPT) this.#rejections.shift();
+  }
+
+  /** The last 50 refused deliveries, newest first (status, reason, time: nothing of the request). */
+  rejections(): PaymentRejectionRecord[] {
+    return this.#rejections.map((r) => ({ ...r })).reverse();
   }
 
   /** Recent events, most recently touched first; copies, safe to serialise. */

@@ -75,15 +75,24 @@ describe.each(['express', 'fastify'] as const)('webhooks.deliveryListener on %s'
     fulfilment.reset();
   });
 
-  it('is not told of a delivery the guard rejected', async () => {
-    const before = journal.totals().deliveries;
+  it('records a delivery the guard rejected as a rejection (status and reason only), never as a delivery of its event', async () => {
+    const before = journal.totals();
     const event = createPaymentEvent('payment_intent.succeeded', { webhook_id: ENDPOINT_ID });
     const forged = sign(event, {
       secret: `whsec_${Buffer.from('not-the-endpoint-secret-32-bytes').toString('base64')}`,
     });
     expect((await post(url, forged)).status).toBe(401);
-    expect(journal.totals().deliveries).toBe(before);
+    expect(journal.totals().deliveries).toBe(before.deliveries);
+    expect(journal.totals().rejected).toBe(before.rejected + 1);
     expect(journal.entry(event.id)).toBeUndefined();
+    const [latest] = journal.rejections();
+    expect(Object.keys(latest!).sort()).toEqual(['at', 'reason', 'status']);
+    expect(latest).toMatchObject({ status: 401, reason: 'invalid_signature' });
+
+    expect((await post(url, { headers: { 'content-type': 'application/json' }, rawBody: '{}' } as never)).status).toBe(
+      401,
+    );
+    expect(journal.totals().rejected).toBe(before.rejected + 2);
   });
 
   it('never changes the answer when the listener throws, and logs it at warn, not error', async () => {

@@ -53,6 +53,7 @@ describe('PaymentDeliveryJournal', () => {
       handlerRuns: 2,
       handlerFailures: 1,
       handlerSkips: 0,
+      rejected: 0,
     });
   });
 
@@ -90,6 +91,16 @@ describe('PaymentDeliveryJournal', () => {
     journal.onDispatch(dispatch(ID_A, { outcome: 'failed', handlers: [] }));
     expect(before.lastDispatch).toBe('handled');
     expect(before.handlers).toHaveLength(1);
+  });
+
+  it('counts every rejection and keeps the last 50, newest first', () => {
+    const journal = new PaymentDeliveryJournal();
+    for (let i = 0; i < 60; i += 1) journal.onRejection({ status: i % 2 ? 401 : 413, reason: `r${i}`, at: AT });
+    expect(journal.totals().rejected).toBe(60);
+    const kept = journal.rejections();
+    expect(kept).toHaveLength(50);
+    expect(kept[0]).toEqual({ status: 401, reason: 'r59', at: AT });
+    expect(kept.at(-1)!.reason).toBe('r10');
   });
 
   it('refuses a maxEntries that is not a positive integer', () => {
