@@ -8,7 +8,7 @@ import {
   type OnModuleInit,
   type Provider,
 } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
 import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME, PAYMENTS_INSTANCE_NAME_PATTERN } from './core/payments.instance.js';
@@ -23,7 +23,7 @@ import {
 } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
-import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/payments-webhooks.constants.js';
+import { PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, PAYMENTS_WEBHOOKS_PATH } from './webhooks/payments-webhooks.constants.js';
 import { checkWebhooksRoute, createPaymentsReceiverPart, normaliseWebhooksPath, webhooksPathOf } from './webhooks/payments-webhooks.providers.js';
 import { WebhookClientGoneMiddleware, WebhookRawBodyMiddleware } from './webhooks/webhook-raw-body.middleware.js';
 
@@ -63,6 +63,7 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     @Inject(PAYMENTS_INSTANCE_DESCRIPTOR) private readonly instance: PaymentsInstanceDescriptor,
     private readonly adapterHost: HttpAdapterHost,
     private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
   ) {
     super();
   }
@@ -102,7 +103,10 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     });
   }
 
-  /** Refuses two instances with the same name, the same route or the same queue. */
+  /**
+   * Refuses two instances with the same name, the same route or the same queue, and a handler bound
+   * to a name no instance has (it would never run).
+   */
   onModuleInit(): void {
     const others = this.discovery
       .getProviders()
@@ -131,6 +135,28 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
           'webhooks.processing.queue.name',
           `'${me.queue.slice(me.queue.indexOf(':') + 1)}' is the queue of two instances ('${other.name}' and '${me.name}')`,
           'give each instance its own queue name, or omit it (a named instance defaults to payments-webhooks-<name>)',
+        );
+      }
+    }
+    this.checkHandlerNames(new Set([me.name, ...others.map((other) => other.name)]));
+  }
+
+  private checkHandlerNames(names: ReadonlySet<string>): void {
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance: unknown = wrapper.instance;
+      if (wrapper.isAlias || !instance || typeof instance !== 'object') continue;
+      const prototype = Object.getPrototypeOf(instance) as object | null;
+      if (!prototype) continue;
+      for (const method of this.metadataScanner.getAllMethodNames(prototype)) {
+        const handler = (instance as Record<string, unknown>)[method];
+        if (typeof handler !== 'function') continue;
+        const name = (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, handler) as { name?: string } | undefined)?.name;
+        if (name === undefined || isDefaultPaymentsInstance(name) || names.has(name)) continue;
+        const id = `${(instance as object).constructor?.name ?? String(wrapper.name)}.${method}`;
+        throw new PaymentsConfigurationError(
+          '@OnPaymentEvent({ name })',
+          `of ${id} is '${name}', but no PaymentsModule instance has that name (instances: ${[...names].map((known) => `'${known}'`).join(', ')}), so it would never run`,
+          `import PaymentsModule.forRoot({ name: '${name}', ... }), or bind the handler to an existing instance`,
         );
       }
     }

@@ -134,6 +134,27 @@ describe('named instances: boot', () => {
     );
   });
 
+  it('refuses a handler bound to a name no instance has (it would never run), naming the handler and the fix', async () => {
+    class MisnamedHandlers {
+      @OnPaymentEvent('payment_intent.succeeded', { name: 'ue' })
+      paid(): void {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a', { verifier }) })],
+      providers: [MisnamedHandlers],
+    }).compile();
+    opened.push(moduleRef);
+    const error = await moduleRef.init().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(PaymentsConfigurationError);
+    expect((error as PaymentsConfigurationError).message).toContain(
+      "of MisnamedHandlers.paid is 'ue', but no PaymentsModule instance has that name",
+    );
+    expect((error as PaymentsConfigurationError).message).toContain("PaymentsModule.forRoot({ name: 'ue', ... })");
+  });
+
   it('refuses one method bound to two instances', () => {
     expect(() => {
       class TwoInstances {
