@@ -5,6 +5,7 @@ import {
   type FailedPaymentEvent,
   type PaymentDeliveryJournalEntry,
   type PaymentDeliveryJournalTotals,
+  type PaymentRejectionRecord,
 } from '../../lib/index.js';
 import type { Order } from '../orders/order.model.js';
 import { OrdersRepository } from '../orders/orders.repository.js';
@@ -20,6 +21,8 @@ export interface AdminOverview {
   processing: 'inline' | 'queue';
   totals: PaymentDeliveryJournalTotals;
   deliveries: PaymentDeliveryJournalEntry[];
+  /** Deliveries refused before their event was trusted (bad signature, oversized...), newest first. */
+  rejections: PaymentRejectionRecord[];
   /** Queue mode: events whose handlers failed on every attempt (replayable). */
   failed: FailedPaymentEvent[];
   failedCount: number;
@@ -47,6 +50,7 @@ export class AdminOverviewService {
       processing: queued ? 'queue' : 'inline',
       totals: this.journal.totals(),
       deliveries: this.journal.entries(DELIVERIES_SHOWN),
+      rejections: this.journal.rejections().slice(0, 10),
       failed,
       failedCount,
       orders: this.orders

@@ -21,7 +21,7 @@ export function renderAdminPage(nonce: string): string {
   main { max-width: 1100px; margin: 18px auto; padding: 0 16px; }
   .card { background: #fff; border: 1px solid #d0d7de; border-radius: 10px; padding: 14px 16px; margin: 14px 0; }
   .card h2 { font-size: .95rem; margin: 0 0 8px; }
-  .tiles { display: grid; grid-template-columns: repeat(5, 1fr); gap: 10px; }
+  .tiles { display: grid; grid-template-columns: repeat(6, 1fr); gap: 10px; }
   .tile { background: #fff; border: 1px solid #d0d7de; border-radius: 10px; padding: 10px 12px; }
   .tile .n { font-size: 1.5rem; font-weight: 700; }
   .tile .l { color: #656d76; font-size: .8rem; }
@@ -57,6 +57,7 @@ export function renderAdminPage(nonce: string): string {
       <div class="tile"><div class="n" id="t-runs">0</div><div class="l">Handler runs</div></div>
       <div class="tile"><div class="n" id="t-failures">0</div><div class="l">Handler failures</div></div>
       <div class="tile"><div class="n" id="t-duplicates">0</div><div class="l">Duplicates dropped</div></div>
+      <div class="tile"><div class="n" id="t-rejected">0</div><div class="l">Refused deliveries</div></div>
       <div class="tile"><div class="n" id="t-failed">&ndash;</div><div class="l">Failed set (queue)</div></div>
     </div>
     <section class="card" id="failed-card">
@@ -68,6 +69,11 @@ export function renderAdminPage(nonce: string): string {
     <section class="card">
       <h2>Recent deliveries</h2>
       <table id="deliveries"><thead><tr><th>Last seen</th><th>Event</th><th>Id</th><th>Answer</th><th>Handlers (last run)</th><th>Deliveries / runs</th></tr></thead><tbody></tbody></table>
+    </section>
+    <section class="card" id="rejections-card" hidden>
+      <h2>Refused deliveries</h2>
+      <p class="muted">Refused before anything in them was trusted: nothing of the request is kept. Many <code>invalid_signature</code> answers usually mean a wrong or rotated webhook secret.</p>
+      <table id="rejections"><thead><tr><th>At</th><th>Answer</th><th>Reason</th></tr></thead><tbody></tbody></table>
     </section>
     <section class="card">
       <h2>Orders</h2>
@@ -124,6 +130,17 @@ export function renderAdminPage(nonce: string): string {
     $('t-failures').textContent = o.totals.handlerFailures;
     $('t-duplicates').textContent = o.totals.duplicatesDropped;
     $('t-failed').textContent = o.processing === 'queue' ? o.failedCount : '\\u2013';
+    $('t-rejected').textContent = o.totals.rejected;
+    var rejections = $('rejections').tBodies[0];
+    rejections.textContent = '';
+    $('rejections-card').hidden = o.rejections.length === 0;
+    o.rejections.forEach(function (r) {
+      var tr = el('tr');
+      tr.appendChild(el('td', time(r.at)));
+      tr.appendChild(el('td', String(r.status)));
+      var td = el('td'); td.appendChild(pill(r.reason, 'bad')); tr.appendChild(td);
+      rejections.appendChild(tr);
+    });
 
     var failed = $('failed-table').tBodies[0];
     failed.textContent = '';

@@ -81,6 +81,19 @@ describe('sample operator view in a browser (queued mode)', () => {
     expect(fulfilment.calls).toBe(1);
     expect(fulfilment.shipments()).toEqual([]);
 
+    // Someone posts a forged delivery: it is refused, and counted.
+    const forged = await fetch(`${stack.url}/payments/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,Zm9yZ2Vk',
+      },
+      body: '{}',
+    });
+    expect(forged.status).toBe(401);
+
     // The operator signs in and sees the event in the failed set.
     await page.goto(`${stack.url}/admin`);
     await page.locator('#token').fill(TOKEN);
@@ -92,6 +105,7 @@ describe('sample operator view in a browser (queued mode)', () => {
     await expect(row.textContent()).resolves.toContain('failed');
     await page.locator(`#deliveries tr[data-event-id="${eventId}"][data-last-dispatch="failed"]`).waitFor();
     await expect(page.locator('#t-failures').textContent()).resolves.not.toBe('0');
+    await page.locator('#rejections tbody tr', { hasText: 'invalid_signature' }).waitFor();
     await page.screenshot({ path: screenshotPath('admin.png'), fullPage: true });
 
     // Replay: the job runs again, the handler completes, and the failed set is empty.

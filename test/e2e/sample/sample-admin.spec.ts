@@ -127,6 +127,25 @@ describe('sample operator view /admin with SHOP_ADMIN_TOKEN (inline processing)'
     ).toBe(409);
   });
 
+  it('counts a forged delivery as refused, with its status and reason only', async () => {
+    const before = (await overview()).body.totals.rejected;
+    const forged = await fetch(`${stack.url}/payments/webhooks`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': 'msg_forged',
+        'webhook-timestamp': String(Math.floor(Date.now() / 1000)),
+        'webhook-signature': 'v1,Zm9yZ2Vk',
+      },
+      body: JSON.stringify({ id: '0f8e9c1a-4c1e-4a57-9f6b-2f3c9d41cccc', event: 'payment_intent.succeeded' }),
+    });
+    expect(forged.status).toBe(401);
+    const answer = await overview();
+    expect(answer.body.totals.rejected).toBe(before + 1);
+    expect(answer.body.rejections[0]).toMatchObject({ status: 401, reason: 'invalid_signature' });
+    expect(answer.text).not.toContain('0f8e9c1a-4c1e-4a57-9f6b-2f3c9d41cccc');
+  });
+
   it('has no failed set to replay in inline mode (404)', async () => {
     const replay = await requestJson(
       'POST',
