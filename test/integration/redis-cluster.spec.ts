@@ -8,7 +8,14 @@ import { PaymentsConfigurationError } from '../../lib/errors/payments.errors.js'
 import { PaymentsModule, type PaymentEvent } from '../../lib/index.js';
 import { createPaymentEvent } from '../../lib/testing/index.js';
 import { RedisIdempotencyStore } from '../../lib/webhooks/stores/redis-idempotency.store.js';
-import { HandlerScript, deliver, redisAppOptions, signedDelivery, startRedisWebhookApp, type RedisWebhookApp } from '../fixtures/redis/redis-webhook-app.fixture.js';
+import {
+  HandlerScript,
+  deliver,
+  redisAppOptions,
+  signedDelivery,
+  startRedisWebhookApp,
+  type RedisWebhookApp,
+} from '../fixtures/redis/redis-webhook-app.fixture.js';
 import { createRedis, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
 
 /**
@@ -69,9 +76,14 @@ const sameIdInOtherCases = (event: PaymentEvent): PaymentEvent[] => [
 ];
 
 describe('Redis Cluster in this environment', () => {
-  it(IN_CI ? 'REDIS_CLUSTER_NODES is set (CI must run the cluster suites, not skip them)' : 'REDIS_CLUSTER_NODES is set, or the cluster suites skip (not CI)', () => {
-    if (IN_CI) expect(NODES.length).toBeGreaterThanOrEqual(3);
-  });
+  it(
+    IN_CI
+      ? 'REDIS_CLUSTER_NODES is set (CI must run the cluster suites, not skip them)'
+      : 'REDIS_CLUSTER_NODES is set, or the cluster suites skip (not CI)',
+    () => {
+      if (IN_CI) expect(NODES.length).toBeGreaterThanOrEqual(3);
+    },
+  );
 });
 
 const describeCluster = NODES.length > 0 ? describe : describe.skip;
@@ -81,7 +93,9 @@ describeCluster('RedisIdempotencyStore on Redis Cluster (hash-tagged keys, Lua s
   let prefix: string;
   beforeAll(async () => {
     cluster = createCluster();
-    await waitFor(async () => ((await cluster.cluster('INFO')) as string).includes('cluster_state:ok') || undefined, { what: 'cluster_state:ok' });
+    await waitFor(async () => ((await cluster.cluster('INFO')) as string).includes('cluster_state:ok') || undefined, {
+      what: 'cluster_state:ok',
+    });
     prefix = uniquePrefix('cluster-store');
   });
   afterAll(async () => {
@@ -93,7 +107,9 @@ describeCluster('RedisIdempotencyStore on Redis Cluster (hash-tagged keys, Lua s
     const clients = [cluster, createCluster(), createCluster(), createCluster()];
     try {
       const stores = clients.map((client) => new RedisIdempotencyStore(client, { keyPrefix: prefix }));
-      const claims = await Promise.all(Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-race:h', 60_000)));
+      const claims = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-race:h', 60_000)),
+      );
       expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
       expect(claims.filter((c) => c.status === 'busy')).toHaveLength(99);
     } finally {
@@ -111,7 +127,9 @@ describeCluster('RedisIdempotencyStore on Redis Cluster (hash-tagged keys, Lua s
       else await store.release(key, claim.token);
     }
     for (const [index, key] of keys.entries()) {
-      expect(await store.claim(key, 60_000)).toMatchObject(index % 2 === 0 ? { status: 'done' } : { status: 'claimed', attempt: 2 });
+      expect(await store.claim(key, 60_000)).toMatchObject(
+        index % 2 === 0 ? { status: 'done' } : { status: 'claimed', attempt: 2 },
+      );
     }
     const perMaster = await keysPerMaster(cluster, `${prefix}spread:`);
     expect(perMaster).toHaveLength(NODES.length);
@@ -146,11 +164,18 @@ describe.each([
 
   run('[W4] a redelivery of the same event id in upper or mixed case runs no handler again', async () => {
     const script = new HandlerScript();
-    app = await startRedisWebhookApp({ instance: 'A', script, store: new RedisIdempotencyStore(client, { keyPrefix: prefix }) });
+    app = await startRedisWebhookApp({
+      instance: 'A',
+      script,
+      store: new RedisIdempotencyStore(client, { keyPrefix: prefix }),
+    });
     const event = createPaymentEvent('payment_intent.succeeded');
     expect((await deliver(app.webhookUrl, signedDelivery(event))).body.outcome).toBe('handled');
     for (const variant of sameIdInOtherCases(event)) {
-      expect(await deliver(app.webhookUrl, signedDelivery(variant))).toEqual({ status: 200, body: { received: true, outcome: 'duplicate' } });
+      expect(await deliver(app.webhookUrl, signedDelivery(variant))).toEqual({
+        status: 200,
+        body: { received: true, outcome: 'duplicate' },
+      });
     }
     expect(script.runs).toEqual([{ instance: 'A', eventId: event.id, deliveryAttempt: 1 }]);
   });
@@ -195,12 +220,18 @@ describeCluster('queued mode with BullMQ on Redis Cluster', () => {
     const instances = [await instance('A', script), await instance('B', script)];
     const events = Array.from({ length: 10 }, () => createPaymentEvent('payment_intent.succeeded'));
     const deliveries = events.flatMap((event) => [event, ...sameIdInOtherCases(event)]);
-    const answers = await Promise.all(deliveries.flatMap((event) => instances.map((i) => deliver(i.webhookUrl, signedDelivery(event)))));
-    expect(answers.every((a) => a.status === 200 && (a.body.outcome === 'enqueued' || a.body.outcome === 'duplicate'))).toBe(true);
+    const answers = await Promise.all(
+      deliveries.flatMap((event) => instances.map((i) => deliver(i.webhookUrl, signedDelivery(event)))),
+    );
+    expect(
+      answers.every((a) => a.status === 200 && (a.body.outcome === 'enqueued' || a.body.outcome === 'duplicate')),
+    ).toBe(true);
 
     const inspector = new Queue(queueName, { connection: cluster, prefix: queuePrefix });
     closers.push(() => inspector.close());
-    await waitFor(async () => ((await inspector.getCompletedCount()) === events.length ? true : undefined), { what: 'every job to complete' });
+    await waitFor(async () => ((await inspector.getCompletedCount()) === events.length ? true : undefined), {
+      what: 'every job to complete',
+    });
     // One job per event: the job id is the canonical event id, so case variants were the same job.
     const counts = await inspector.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized');
     expect(Object.values(counts).reduce((sum, n) => sum + n, 0)).toBe(events.length);
@@ -219,7 +250,9 @@ describeCluster('queued mode with BullMQ on Redis Cluster', () => {
     await expect(boot).rejects.toThrow(PaymentsConfigurationError);
     await expect(boot).rejects.toThrow(/`webhooks\.processing\.queue\.prefix`.*Redis Cluster.*prefix: '\{payments\}'/);
     // A hash tag in the prefix (or in the queue name) is accepted.
-    const tagged = redisAppOptions({ processing: { queue: { connection: cluster, name: queueName, prefix: '{payments}', worker: false } } });
+    const tagged = redisAppOptions({
+      processing: { queue: { connection: cluster, name: queueName, prefix: '{payments}', worker: false } },
+    });
     expect(() => PaymentsModule.forRoot(tagged)).not.toThrow();
   });
 });

@@ -4,8 +4,19 @@ import { Logger } from '@nestjs/common';
 import { MemoryIdempotencyStore, PaymentsModule, type PaymentEvent } from '../../../lib/index.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { deferred, type Deferred } from '../../fixtures/webhooks/deferred.js';
-import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES, PaymentAuditHandler } from '../../fixtures/webhooks/payment-handlers.fixture.js';
-import { fixtureOptions, post, sign, startWebhookApp, type AdapterName, type WebhookApp } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import {
+  FulfilmentHandler,
+  PAYMENT_HANDLER_FIXTURES,
+  PaymentAuditHandler,
+} from '../../fixtures/webhooks/payment-handlers.fixture.js';
+import {
+  fixtureOptions,
+  post,
+  sign,
+  startWebhookApp,
+  type AdapterName,
+  type WebhookApp,
+} from '../../fixtures/webhooks/webhook-app.fixture.js';
 import type { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { CHAOS_SEED } from '../support/chaos-sizes.js';
 import { auditLogger, CrashWatch, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
@@ -68,13 +79,32 @@ export function describeHardening(events: number): void {
   describe(`hardening findings under load (${events} case-variant events per adapter, full store, aborted and slow bodies)`, () => {
     const random = new SeededRandom(CHAOS_SEED).fork('hardening');
     const crashes = new CrashWatch();
-    const tally = { casesRun: 0, doubleRuns: 0, lostEvents: 0, wrongAnswers: 0, clientErrorLines: 0, deliveries: 0, answers409: 0, answers503: 0 };
+    const tally = {
+      casesRun: 0,
+      doubleRuns: 0,
+      lostEvents: 0,
+      wrongAnswers: 0,
+      clientErrorLines: 0,
+      deliveries: 0,
+      answers409: 0,
+      answers503: 0,
+    };
     let started = 0;
     let auditMark = leakAudit.mark();
     const apps: WebhookApp[] = [];
 
-    const boot = async (adapter: AdapterName, webhooks: Parameters<typeof fixtureOptions>[0], extra: { bodyParser?: boolean; rawBody?: boolean } = {}) => {
-      const app = await startWebhookApp({ adapter, logger: asFixtureLogger(), providers: PAYMENT_HANDLER_FIXTURES, payments: PaymentsModule.forRoot(fixtureOptions(webhooks)), ...extra });
+    const boot = async (
+      adapter: AdapterName,
+      webhooks: Parameters<typeof fixtureOptions>[0],
+      extra: { bodyParser?: boolean; rawBody?: boolean } = {},
+    ) => {
+      const app = await startWebhookApp({
+        adapter,
+        logger: asFixtureLogger(),
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot(fixtureOptions(webhooks)),
+        ...extra,
+      });
       apps.push(app);
       Logger.overrideLogger(auditLogger);
       return app;
@@ -94,49 +124,61 @@ export function describeHardening(events: number): void {
       report.record(PARTS.hardening, { ...tally, crashes: crashes.uncaught, durationS, ...leakAudit.since(auditMark) });
     });
 
-    it.each(['express', 'fastify'] as const)('[W4] case variants of event ids on %s: every handler runs once per event', async (adapter) => {
-      const before = { ...tally };
-      const app = await boot(adapter, { store: new MemoryIdempotencyStore(), requireHttps: false });
-      const url = `${app.baseUrl}/${PATH}`;
-      const fulfilment = app.app.get(FulfilmentHandler);
-      const audit = app.app.get(PaymentAuditHandler);
-      const batch: PaymentEvent[] = Array.from({ length: events }, () => createPaymentEvent('payment_intent.succeeded'));
-      const OK = new Set(['200:handled', '200:duplicate', '409:busy']);
-      // Per event: two deliveries at once (one canonical, one variant, in a random order), then a late variant.
-      const results = await Promise.all(
-        batch.map(async (event) => {
-          const pair = [event, { ...event, id: caseVariant(event.id, random) }];
-          if (random.next() < 0.5) pair.reverse();
-          const first = await Promise.all(pair.map((e) => post(url, sign(e))));
-          const late = await post(url, sign({ ...event, id: caseVariant(event.id, random) }));
-          return [...first, late];
-        }),
-      );
-      for (const answers of results) {
-        for (const answer of answers) {
-          tally.deliveries += 1;
-          if (answer.status === 409) tally.answers409 += 1;
-          const outcome = (answer.body as { outcome?: string }).outcome;
-          if (!OK.has(`${answer.status}:${outcome}`)) tally.wrongAnswers += 1;
+    it.each(['express', 'fastify'] as const)(
+      '[W4] case variants of event ids on %s: every handler runs once per event',
+      async (adapter) => {
+        const before = { ...tally };
+        const app = await boot(adapter, { store: new MemoryIdempotencyStore(), requireHttps: false });
+        const url = `${app.baseUrl}/${PATH}`;
+        const fulfilment = app.app.get(FulfilmentHandler);
+        const audit = app.app.get(PaymentAuditHandler);
+        const batch: PaymentEvent[] = Array.from({ length: events }, () =>
+          createPaymentEvent('payment_intent.succeeded'),
+        );
+        const OK = new Set(['200:handled', '200:duplicate', '409:busy']);
+        // Per event: two deliveries at once (one canonical, one variant, in a random order), then a late variant.
+        const results = await Promise.all(
+          batch.map(async (event) => {
+            const pair = [event, { ...event, id: caseVariant(event.id, random) }];
+            if (random.next() < 0.5) pair.reverse();
+            const first = await Promise.all(pair.map((e) => post(url, sign(e))));
+            const late = await post(url, sign({ ...event, id: caseVariant(event.id, random) }));
+            return [...first, late];
+          }),
+        );
+        for (const answers of results) {
+          for (const answer of answers) {
+            tally.deliveries += 1;
+            if (answer.status === 409) tally.answers409 += 1;
+            const outcome = (answer.body as { outcome?: string }).outcome;
+            if (!OK.has(`${answer.status}:${outcome}`)) tally.wrongAnswers += 1;
+          }
+          // The late delivery comes after both first ones finished: it must be a duplicate.
+          if ((answers[2]!.body as { outcome?: string }).outcome !== 'duplicate') tally.wrongAnswers += 1;
         }
-        // The late delivery comes after both first ones finished: it must be a duplicate.
-        if ((answers[2]!.body as { outcome?: string }).outcome !== 'duplicate') tally.wrongAnswers += 1;
-      }
-      for (const event of batch) {
-        tally.casesRun += 1;
-        for (const handler of [fulfilment, audit]) {
-          const runs = handler.callsFor(event.id).length;
-          if (runs > 1) tally.doubleRuns += runs - 1;
-          if (runs === 0) tally.lostEvents += 1;
+        for (const event of batch) {
+          tally.casesRun += 1;
+          for (const handler of [fulfilment, audit]) {
+            const runs = handler.callsFor(event.id).length;
+            if (runs > 1) tally.doubleRuns += runs - 1;
+            if (runs === 0) tally.lostEvents += 1;
+          }
         }
-      }
-      expect({ doubleRuns: tally.doubleRuns - before.doubleRuns, lostEvents: tally.lostEvents - before.lostEvents, wrongAnswers: tally.wrongAnswers - before.wrongAnswers }).toEqual({ doubleRuns: 0, lostEvents: 0, wrongAnswers: 0 });
-    });
+        expect({
+          doubleRuns: tally.doubleRuns - before.doubleRuns,
+          lostEvents: tally.lostEvents - before.lostEvents,
+          wrongAnswers: tally.wrongAnswers - before.wrongAnswers,
+        }).toEqual({ doubleRuns: 0, lostEvents: 0, wrongAnswers: 0 });
+      },
+    );
 
     it('[W4] a memory store full of running handlers answers 503 to new events, 409 to copies, and loses none once they finish', async () => {
       const LIVE = 4;
       // Two handlers per event: LIVE events hold 2 x LIVE leases, the whole store.
-      const app = await boot('express', { store: new MemoryIdempotencyStore({ maxEntries: 2 * LIVE }), requireHttps: false });
+      const app = await boot('express', {
+        store: new MemoryIdempotencyStore({ maxEntries: 2 * LIVE }),
+        requireHttps: false,
+      });
       const url = `${app.baseUrl}/${PATH}`;
       const fulfilment = app.app.get(FulfilmentHandler);
       const audit = app.app.get(PaymentAuditHandler);
@@ -149,7 +191,9 @@ export function describeHardening(events: number): void {
       await until(() => fulfilment.calls.length === LIVE && audit.calls.length === LIVE, 'the slow handlers to start');
       const before = { ...tally };
 
-      const others = Array.from({ length: Math.max(20, Math.floor(events / 4)) }, () => createPaymentEvent('payment_intent.succeeded'));
+      const others = Array.from({ length: Math.max(20, Math.floor(events / 4)) }, () =>
+        createPaymentEvent('payment_intent.succeeded'),
+      );
       for (const event of others) {
         const answer = await post(url, sign(event));
         tally.deliveries += 1;
@@ -178,7 +222,11 @@ export function describeHardening(events: number): void {
           if (runs === 0) tally.lostEvents += 1;
         }
       }
-      expect({ doubleRuns: tally.doubleRuns - before.doubleRuns, lostEvents: tally.lostEvents - before.lostEvents, wrongAnswers: tally.wrongAnswers - before.wrongAnswers }).toEqual({ doubleRuns: 0, lostEvents: 0, wrongAnswers: 0 });
+      expect({
+        doubleRuns: tally.doubleRuns - before.doubleRuns,
+        lostEvents: tally.lostEvents - before.lostEvents,
+        wrongAnswers: tally.wrongAnswers - before.wrongAnswers,
+      }).toEqual({ doubleRuns: 0, lostEvents: 0, wrongAnswers: 0 });
     });
 
     it('clients that abort mid-body (module body reader and host JSON parser, Express) cause no error line and reach no handler', async () => {
@@ -190,7 +238,12 @@ export function describeHardening(events: number): void {
       const aborts = Math.max(50, Math.floor(events / 2));
       for (const app of [reader, hostParser]) {
         for (let i = 0; i < aborts; i += 1) {
-          await partialPost(app.baseUrl, i % 2 === 0 ? 'application/json' : 'text/plain', 1 + Math.floor(random.next() * 200), true);
+          await partialPost(
+            app.baseUrl,
+            i % 2 === 0 ? 'application/json' : 'text/plain',
+            1 + Math.floor(random.next() * 200),
+            true,
+          );
           tally.casesRun += 1;
         }
         await until(async () => (await openConnections(app)) === 0, 'the server to see every client go');
@@ -202,17 +255,26 @@ export function describeHardening(events: number): void {
     });
 
     it('drip-fed bodies are answered 408 within webhooks.bodyTimeoutMs, with no error line', async () => {
-      const app = await boot('express', { requireHttps: false, bodyTimeoutMs: 250 }, { bodyParser: false, rawBody: false });
+      const app = await boot(
+        'express',
+        { requireHttps: false, bodyTimeoutMs: 250 },
+        { bodyParser: false, rawBody: false },
+      );
       const errorsBefore = auditLogger.errorLines;
       const wrongBefore = tally.wrongAnswers;
-      const answers = await Promise.all(Array.from({ length: 20 }, () => partialPost(app.baseUrl, 'application/json', 10, false)));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => partialPost(app.baseUrl, 'application/json', 10, false)),
+      );
       for (const answer of answers) {
         tally.casesRun += 1;
         tally.deliveries += 1;
         if (!answer.startsWith('HTTP/1.1 408 ')) tally.wrongAnswers += 1;
       }
       tally.clientErrorLines += auditLogger.errorLines - errorsBefore;
-      expect({ wrong: tally.wrongAnswers - wrongBefore, errorLines: auditLogger.errorLines - errorsBefore }).toEqual({ wrong: 0, errorLines: 0 });
+      expect({ wrong: tally.wrongAnswers - wrongBefore, errorLines: auditLogger.errorLines - errorsBefore }).toEqual({
+        wrong: 0,
+        errorLines: 0,
+      });
     });
   });
 }

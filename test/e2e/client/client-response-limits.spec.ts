@@ -2,7 +2,12 @@ import 'reflect-metadata';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { PaymentsApiError, PaymentsConfigurationError, PaymentsResponseTooLargeError, type PaymentsModuleOptions } from '../../../lib/index.js';
+import {
+  PaymentsApiError,
+  PaymentsConfigurationError,
+  PaymentsResponseTooLargeError,
+  type PaymentsModuleOptions,
+} from '../../../lib/index.js';
 import { bootClient, INTENT_ID, TEST_API_KEY } from './support/client-fixture.js';
 
 const HUNDRED_MB = 100 * 1024 * 1024;
@@ -29,7 +34,10 @@ class HugeBodyServer {
     this.requests += 1;
     req.resume();
     const { status, declareLength, prefix = '' } = this.answer;
-    res.writeHead(status, { 'content-type': 'application/json', ...(declareLength ? { 'content-length': String(HUNDRED_MB) } : {}) });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      ...(declareLength ? { 'content-length': String(HUNDRED_MB) } : {}),
+    });
     let left = HUNDRED_MB;
     const first = Buffer.from(prefix);
     const pump = (): void => {
@@ -113,7 +121,9 @@ describe('PaymentsService http.maxResponseBytes (real loopback server answering 
   it('an error status with a huge body is a PaymentsResponseTooLargeError carrying that status, and keeps no body', async () => {
     server.answer = { status: 500, declareLength: false, prefix: '{"error":"' };
     const payments = await boot({ maxResponseBytes: CAP, maxRetries: 0 });
-    const error = (await payments.request({ method: 'POST', path: '/payment_intents', body: {} }).catch((caught: unknown) => caught)) as PaymentsResponseTooLargeError;
+    const error = (await payments
+      .request({ method: 'POST', path: '/payment_intents', body: {} })
+      .catch((caught: unknown) => caught)) as PaymentsResponseTooLargeError;
     expect(error).toBeInstanceOf(PaymentsResponseTooLargeError);
     expect(error.status).toBe(500);
     expect(error.body).toBeUndefined();

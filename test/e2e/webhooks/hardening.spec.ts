@@ -2,12 +2,29 @@ import 'reflect-metadata';
 import { spawn } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { MemoryIdempotencyStore, PaymentsConfigurationError, PaymentsModule, type PaymentEvent } from '../../../lib/index.js';
+import {
+  MemoryIdempotencyStore,
+  PaymentsConfigurationError,
+  PaymentsModule,
+  type PaymentEvent,
+} from '../../../lib/index.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { deferred, until } from '../../fixtures/webhooks/deferred.js';
-import { FulfilmentHandler, PAYMENT_HANDLER_FIXTURES, PaymentAuditHandler } from '../../fixtures/webhooks/payment-handlers.fixture.js';
-import { ENDPOINT_ID, fixtureOptions, post, sign, startWebhookApp, type AdapterName, type WebhookApp } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import {
+  FulfilmentHandler,
+  PAYMENT_HANDLER_FIXTURES,
+  PaymentAuditHandler,
+} from '../../fixtures/webhooks/payment-handlers.fixture.js';
+import {
+  ENDPOINT_ID,
+  fixtureOptions,
+  post,
+  sign,
+  startWebhookApp,
+  type AdapterName,
+  type WebhookApp,
+} from '../../fixtures/webhooks/webhook-app.fixture.js';
 
 const PATH = 'payments/webhooks';
 
@@ -21,7 +38,10 @@ const caseVariants = (id: string): string[] => [
 ];
 
 /** Opens a raw connection to `baseUrl` and writes `head` plus the first `partial` bytes of a body that announced more. */
-function startPost(baseUrl: string, { contentType, declared, partial }: { contentType: string; declared: number; partial: number }): Promise<Socket> {
+function startPost(
+  baseUrl: string,
+  { contentType, declared, partial }: { contentType: string; declared: number; partial: number },
+): Promise<Socket> {
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname, () => {
@@ -56,7 +76,9 @@ describe.each(['express', 'fastify'] as const)('case-variant event ids on %s', (
       adapter,
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
-      payments: PaymentsModule.forRoot(fixtureOptions({ store: new MemoryIdempotencyStore(), endpointIds: [ENDPOINT_ID], requireHttps: false })),
+      payments: PaymentsModule.forRoot(
+        fixtureOptions({ store: new MemoryIdempotencyStore(), endpointIds: [ENDPOINT_ID], requireHttps: false }),
+      ),
     });
     url = `${app.baseUrl}/${PATH}`;
     fulfilment = app.app.get(FulfilmentHandler);
@@ -74,7 +96,10 @@ describe.each(['express', 'fastify'] as const)('case-variant event ids on %s', (
     const event = createPaymentEvent('payment_intent.succeeded', { webhook_id: ENDPOINT_ID });
     expect((await post(url, sign(event))).body).toEqual({ received: true, outcome: 'handled' });
     for (const id of caseVariants(event.id)) {
-      expect(await post(url, sign({ ...event, id }))).toEqual({ status: 200, body: { received: true, outcome: 'duplicate' } });
+      expect(await post(url, sign({ ...event, id }))).toEqual({
+        status: 200,
+        body: { received: true, outcome: 'duplicate' },
+      });
     }
     expect(fulfilment.calls).toHaveLength(1);
     expect(audit.calls).toHaveLength(1);
@@ -114,7 +139,9 @@ describe('a full memory store answers 503 and never runs a copy of a running eve
       adapter: 'express',
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
-      payments: PaymentsModule.forRoot(fixtureOptions({ store: new MemoryIdempotencyStore({ maxEntries: 2 }), requireHttps: false })),
+      payments: PaymentsModule.forRoot(
+        fixtureOptions({ store: new MemoryIdempotencyStore({ maxEntries: 2 }), requireHttps: false }),
+      ),
     });
     url = `${app.baseUrl}/${PATH}`;
     fulfilment = app.app.get(FulfilmentHandler);
@@ -144,11 +171,41 @@ describe('a full memory store answers 503 and never runs a copy of a running eve
  * Every way an unauthenticated client can send a body the module (or the host's parsers on the
  * webhook route) reads, and then go away mid-body.
  */
-const ABORT_CASES: Array<{ name: string; adapter: AdapterName; bodyParser: boolean; rawBody: boolean; contentType: string }> = [
-  { name: 'Express, bodyParser: false (the module reads the body)', adapter: 'express', bodyParser: false, rawBody: false, contentType: 'application/json' },
-  { name: 'Express, rawBody: true, a non-JSON content type (the module reads the body)', adapter: 'express', bodyParser: true, rawBody: true, contentType: 'text/plain' },
-  { name: 'Express, rawBody: true, JSON (the host app parser reads the body)', adapter: 'express', bodyParser: true, rawBody: true, contentType: 'application/json' },
-  { name: 'Fastify, rawBody: true, JSON', adapter: 'fastify', bodyParser: true, rawBody: true, contentType: 'application/json' },
+const ABORT_CASES: Array<{
+  name: string;
+  adapter: AdapterName;
+  bodyParser: boolean;
+  rawBody: boolean;
+  contentType: string;
+}> = [
+  {
+    name: 'Express, bodyParser: false (the module reads the body)',
+    adapter: 'express',
+    bodyParser: false,
+    rawBody: false,
+    contentType: 'application/json',
+  },
+  {
+    name: 'Express, rawBody: true, a non-JSON content type (the module reads the body)',
+    adapter: 'express',
+    bodyParser: true,
+    rawBody: true,
+    contentType: 'text/plain',
+  },
+  {
+    name: 'Express, rawBody: true, JSON (the host app parser reads the body)',
+    adapter: 'express',
+    bodyParser: true,
+    rawBody: true,
+    contentType: 'application/json',
+  },
+  {
+    name: 'Fastify, rawBody: true, JSON',
+    adapter: 'fastify',
+    bodyParser: true,
+    rawBody: true,
+    contentType: 'application/json',
+  },
 ];
 
 describe('aborted bodies', () => {
@@ -163,7 +220,13 @@ describe('aborted bodies', () => {
   it.each(ABORT_CASES.map((spec, index) => ({ ...spec, index })))(
     `${ABORTS} clients that disconnect mid-body cause no error line, no stack and nothing on stderr, and reach no handler: $name`,
     ({ index }) => {
-      expect(reports[index]).toEqual({ errorLines: [], stackLines: 0, stderr: [], handlerCalls: 0, debugLines: expect.any(Number) });
+      expect(reports[index]).toEqual({
+        errorLines: [],
+        stackLines: 0,
+        stderr: [],
+        handlerCalls: 0,
+        debugLines: expect.any(Number),
+      });
     },
   );
 });
@@ -178,10 +241,14 @@ interface AbortedBodiesReport {
 
 function runAbortedBodiesChild(env: Record<string, string>): Promise<AbortedBodiesReport[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', './test/fixtures/redis/register-ts.mjs', './test/fixtures/webhooks/aborted-bodies.child.ts'], {
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', './test/fixtures/redis/register-ts.mjs', './test/fixtures/webhooks/aborted-bodies.child.ts'],
+      {
+        env: { ...process.env, ...env },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let output = '';
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.on('error', reject);
@@ -221,7 +288,9 @@ describe('slow bodies on the module body reader (Express, bodyParser: false)', (
     expect(answer).toMatch(/^HTTP\/1\.1 408 /);
     expect(answer).toContain('{"received":false,"error":"request_timeout"}');
     expect(logger.messages('error')).toEqual([]);
-    expect(logger.messages('warn')).toEqual([expect.stringMatching(/408 request_timeout: body not received within bodyTimeoutMs 300/)]);
+    expect(logger.messages('warn')).toEqual([
+      expect.stringMatching(/408 request_timeout: body not received within bodyTimeoutMs 300/),
+    ]);
   });
 
   it('a complete body within the limit is verified as usual', async () => {
@@ -230,7 +299,11 @@ describe('slow bodies on the module body reader (Express, bodyParser: false)', (
   });
 
   it('refuses a nonsensical webhooks.bodyTimeoutMs at boot, naming the option', async () => {
-    const boot = startWebhookApp({ adapter: 'express', logger: new CapturingLogger(), payments: PaymentsModule.forRoot(fixtureOptions({ bodyTimeoutMs: 0 })) });
+    const boot = startWebhookApp({
+      adapter: 'express',
+      logger: new CapturingLogger(),
+      payments: PaymentsModule.forRoot(fixtureOptions({ bodyTimeoutMs: 0 })),
+    });
     await expect(boot).rejects.toThrow(PaymentsConfigurationError);
     await expect(boot).rejects.toThrow(/`webhooks\.bodyTimeoutMs`/);
   });
@@ -254,7 +327,9 @@ describe('refusal log lines are sampled', () => {
   it('[W5] 200 forged deliveries cost at most the first 10 warn lines of their reason, and every one is still refused', async () => {
     logger.clear();
     const event: PaymentEvent = createPaymentEvent('payment_intent.succeeded');
-    const forged = sign(event, { secret: `whsec_${Buffer.from('not-the-endpoint-secret-32bytes!').toString('base64')}` });
+    const forged = sign(event, {
+      secret: `whsec_${Buffer.from('not-the-endpoint-secret-32bytes!').toString('base64')}`,
+    });
     for (let i = 0; i < 200; i += 1) {
       expect((await post(`${app.baseUrl}/${PATH}`, forged)).status).toBe(401);
     }

@@ -38,7 +38,15 @@ describe('request() path: no dot-segment in any spelling', () => {
   });
 
   it('still accepts ordinary segments that merely contain dots, semicolons or escapes', () => {
-    for (const path of ['/a.b/.c/..d', '/files/report.v2.json', '/x;y', '/search/100%25', '/caf%C3%A9', '/v1/..a', '/a/.well-known']) {
+    for (const path of [
+      '/a.b/.c/..d',
+      '/files/report.v2.json',
+      '/x;y',
+      '/search/100%25',
+      '/caf%C3%A9',
+      '/v1/..a',
+      '/a/.well-known',
+    ]) {
       expect(assertRelativePath(path, 'request')).toBe(path);
     }
   });

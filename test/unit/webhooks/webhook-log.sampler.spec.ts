@@ -40,7 +40,10 @@ describe('WebhookLogSampler', () => {
     for (let i = 0; i < 5; i += 1) sampler.log('busy', `busy ${i}`);
     expect(lines).toEqual(['sig 0', 'sig 1', 'sig 2', 'busy 0', 'busy 1', 'busy 2']);
     sampler.flush();
-    expect(lines.slice(6)).toEqual([expect.stringMatching(/^2 more .* invalid_signature/), expect.stringMatching(/^2 more .* busy/)]);
+    expect(lines.slice(6)).toEqual([
+      expect.stringMatching(/^2 more .* invalid_signature/),
+      expect.stringMatching(/^2 more .* busy/),
+    ]);
   });
 
   it('starts a new window after windowMs: the summary of the last one, then the first lines again', () => {
