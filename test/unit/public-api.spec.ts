@@ -119,6 +119,7 @@ const ROOT: Surface = {
     'PaymentDeliveryRecord',
     'PaymentDispatchRecord',
     'PaymentDispatchHandlerRecord',
+    'PaymentRejectionRecord',
     'PaymentDeliveryJournalOptions',
     'PaymentDeliveryJournalEntry',
     'PaymentDeliveryJournalTotals',
