@@ -71,7 +71,7 @@ describe('PaymentEventsDispatcher', () => {
     const event = createPaymentEvent('payment_intent.succeeded');
     expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
       outcome: 'handled',
-      handlers: [{ handler: 'A.run', status: 'done', durationMs: 0 }],
+      handlers: [{ handler: 'A.run', status: 'done', durationMs: 0, attempt: 1 }],
     });
     expect(store.leases).toEqual([42_000]);
     expect(store.retentions).toEqual([7_000]);
@@ -89,8 +89,8 @@ describe('PaymentEventsDispatcher', () => {
     const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
     expect(result.outcome).toBe('failed');
     expect(result.handlers).toEqual([
-      { handler: 'A.fails', status: 'failed', durationMs: 0, error: expect.any(Error) },
-      { handler: 'B.works', status: 'done', durationMs: 0 },
+      { handler: 'A.fails', status: 'failed', durationMs: 0, attempt: 1, error: expect.any(Error) },
+      { handler: 'B.works', status: 'done', durationMs: 0, attempt: 1 },
     ]);
     expect(ran).toEqual(['B']);
   });
@@ -180,7 +180,7 @@ describe('PaymentEventsDispatcher', () => {
       outcome: 'handled',
       handlers: [
         { handler: 'A.run', status: 'skipped' },
-        { handler: 'B.new', status: 'done', durationMs: 0 },
+        { handler: 'B.new', status: 'done', durationMs: 0, attempt: 1 },
       ],
     });
   });
