@@ -12,6 +12,8 @@
  *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
+ *                           [--node-flags=--single-threaded]  flags for the counted Node process (V8's
+ *                                               background compiler and GC threads make counts vary with load)
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
  */
@@ -35,6 +37,7 @@ const { values: args } = parseArgs({
     'before-lib': { type: 'string' },
     lib: { type: 'string' },
     merge: { type: 'boolean', default: false },
+    'node-flags': { type: 'string', default: '' },
     out: { type: 'string' },
   },
 });
@@ -79,6 +82,7 @@ const before = beforeLib
 const only = args.only ? new Set(args.only.split(',')) : undefined;
 const selected = [...CASES, ...before].filter((c) => !only || only.has(c.id));
 
+const nodeFlags = args['node-flags'].split(' ').filter(Boolean);
 const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
 
 /** Runs one case under callgrind; resolves with the instructions counted over the measured deliveries. */
@@ -88,7 +92,7 @@ function count(testCase) {
     const started = Date.now();
     const child = spawn(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${outPrefix}`, '--zero-before=uv_os_gethostname', '--dump-before=uv_os_homedir', '--dump-instr=no', process.execPath, `${benchDir}lib/instructions-driver.js`],
+      ['--tool=callgrind', `--callgrind-out-file=${outPrefix}`, '--zero-before=uv_os_gethostname', '--dump-before=uv_os_homedir', '--dump-instr=no', process.execPath, ...nodeFlags, `${benchDir}lib/instructions-driver.js`],
       {
         cwd: rootDir,
         env: { ...process.env, NODE_ENV: 'production', BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ ...testCase.options, warmup, deliveries }) },
@@ -172,7 +176,7 @@ const output = {
   tool: spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim(),
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length },
   versions: { node: process.version, nest: packageVersion('@nestjs/core', rootDir) },
-  config: { warmup, deliveries, injection: 'light-my-request, sequential, in process', payloadBytes: 1024 },
+  config: { warmup, deliveries, nodeFlags: nodeFlags.join(' '), injection: 'light-my-request, sequential, in process', payloadBytes: 1024 },
   cases: results,
   ratios,
 };

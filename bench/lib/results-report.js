@@ -136,7 +136,7 @@ export function renderInstructions(instructions) {
   out.push('## Instructions per delivery (callgrind)');
   out.push('');
   out.push(
-    `Counted by \`npm run bench:instructions\` (bench/callgrind.js, ${instructions.tool}) on ${instructions.date.slice(0, 10)}: ${c.warmup} warm-up then ${c.deliveries} measured deliveries, ${c.injection}; only the measured deliveries are counted. Independent of machine load: the primary figure for a regression. Raw figures: [\`results/instructions.json\`](results/instructions.json).`,
+    `Counted by \`npm run bench:instructions\` (bench/callgrind.js, ${instructions.tool}) on ${instructions.date.slice(0, 10)}: ${c.warmup} warm-up then ${c.deliveries} measured deliveries, ${c.injection}; only the measured deliveries are counted${c.nodeFlags ? `; node ${c.nodeFlags}` : ''}. Meant to be independent of machine load; how well counts of one case repeat is in NOTES.md (without --single-threaded they moved by up to ±20 % between runs). Raw figures: [\`results/instructions.json\`](results/instructions.json).`,
   );
   out.push('');
   out.push('| case | log levels | instructions per delivery |');
