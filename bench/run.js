@@ -116,7 +116,9 @@ const beforeScenarios = args['before-lib']
       options: { ...s.options, lib: new URL(`${args['before-lib'].replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href },
     }))
   : [];
-const selected = [...SCENARIOS, ...beforeScenarios].filter((s) => !only || only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))));
+const selected = [...SCENARIOS, ...beforeScenarios].filter(
+  (s) => (only ? only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))) : !(quick && s.fullOnly)),
+);
 const unavailable = new Map();
 const wantsPeer = selected.some((s) => s.group === 'peer');
 const peers = wantsPeer ? ensurePeers() : { available: true };

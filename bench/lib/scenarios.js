@@ -5,7 +5,8 @@ const bench = new URL('..', import.meta.url).pathname;
 /**
  * The HTTP scenarios, each served by its own child process. `payload` says which signed deliveries
  * it receives; `group` marks the peer pair (allowed to be unavailable); `needsRedis` the ones that
- * need Redis at 127.0.0.1:6379; `runsHandler` the ones whose no-op handler must run once per 2xx.
+ * need Redis at 127.0.0.1:6379; `runsHandler` the ones whose no-op handler must run once per 2xx;
+ * `fullOnly` the ones a `--quick` run (CI) skips, to keep it near a minute (same app as another, other log levels).
  */
 export const SCENARIOS = [
   {
@@ -49,6 +50,7 @@ export const SCENARIOS = [
     title: "nestjs-payments, Express, inline, memory store, Nest's default logger (every level)",
     file: `${bench}scenarios/ours.server.js`,
     options: { adapter: 'express', store: 'memory', processing: 'inline', logger: 'nest-default' },
+    fullOnly: true,
     payload: 'ours',
     path: WEBHOOK_PATH,
     runsHandler: true,
@@ -58,6 +60,7 @@ export const SCENARIOS = [
     title: "nestjs-payments, Fastify, inline, memory store, Nest's default logger (every level)",
     file: `${bench}scenarios/ours.server.js`,
     options: { adapter: 'fastify', store: 'memory', processing: 'inline', logger: 'nest-default' },
+    fullOnly: true,
     payload: 'ours',
     path: WEBHOOK_PATH,
     runsHandler: true,
