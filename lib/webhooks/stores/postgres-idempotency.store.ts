@@ -175,6 +175,14 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
   }
 
   /**
+   * One round trip (`SELECT 1`) through the pool, for health checks (`nestjs-payments/health`). Rejects
+   * when the database does not answer (or the pool cannot connect). Does not create the table.
+   */
+  async ping(): Promise<void> {
+    await this.pool.query('SELECT 1');
+  }
+
+  /**
    * Deletes up to `limit` expired rows (oldest first, by the `expires_at` index) and resolves to how
    * many went. The store calls it in the background; call it from a job if `cleanupEvery` is 0.
    */

@@ -208,6 +208,17 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     await expect(down.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS)).rejects.toThrow();
   });
 
+  it('ping() resolves with one SELECT 1 on a live database, without creating the table', async () => {
+    await expect(store.ping()).resolves.toBeUndefined();
+    const exists = await db.pool.query('SELECT to_regclass($1) AS t', [table]);
+    expect(exists.rows[0]!['t']).toBeNull();
+  });
+
+  it('ping() rejects when the pool points at a dead port (the health indicator reports down)', async () => {
+    const down = new PostgresIdempotencyStore(createUnreachablePool(await deadPort()), { table });
+    await expect(down.ping()).rejects.toThrow();
+  });
+
   it('uses a table that migrations created, with createTable: false', async () => {
     await db.pool.query('CREATE SCHEMA IF NOT EXISTS billing');
     await db.pool.query(postgresIdempotencyStoreSchema('billing.claims'));
