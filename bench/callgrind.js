@@ -12,7 +12,7 @@
  *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
- *                           [--node-flags=--single-threaded]  flags for the counted Node process (V8's
+ *                           [--node-flags=FLAGS]  flags of the counted Node process, default --single-threaded (V8's
  *                                               background compiler and GC threads make counts vary with load)
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
@@ -37,7 +37,8 @@ const { values: args } = parseArgs({
     'before-lib': { type: 'string' },
     lib: { type: 'string' },
     merge: { type: 'boolean', default: false },
-    'node-flags': { type: 'string', default: '' },
+    // V8's background compiler and GC threads make counts move by up to ±20 % between runs; on the main thread they repeat to ~1 %.
+    'node-flags': { type: 'string', default: '--single-threaded' },
     out: { type: 'string' },
   },
 });
