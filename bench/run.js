@@ -197,6 +197,7 @@ async function runScenario(scenario) {
       clientCores: clientCpuMs / (measured.durationS * 1000),
       serverHeapMB: server.heapUsedMB,
       signedOnTheFly: pool.signedOnTheFly,
+      sqlPerDelivery: server.extra?.sqlPerDelivery,
     };
   } catch (error) {
     return { error: error.message };
@@ -222,7 +223,8 @@ for (let r = 0; r < config.rounds; r++) {
     } else {
       log(
         `  round ${r + 1}  ${scenario.id.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  ` +
-          `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores, ${result.serverCpuUsPerRequest?.toFixed(0)} µs CPU/req`,
+          `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores, ${result.serverCpuUsPerRequest?.toFixed(0)} µs CPU/req` +
+          (result.sqlPerDelivery != null ? `  ${result.sqlPerDelivery} SQL/delivery` : ''),
       );
     }
   }
@@ -302,6 +304,8 @@ for (const s of selected) {
     requests: ok.reduce((n, r) => n + r.requests, 0),
     handlerMissing: ok.reduce((n, r) => n + r.handlerMissing, 0),
     jobsMissing: ok.reduce((n, r) => n + r.jobsMissing, 0),
+    // PostgreSQL scenarios: SQL statements sent per delivery (median over rounds; bench/lib/postgres-bench.js).
+    ...(ok.some((r) => r.sqlPerDelivery != null) ? { sqlPerDelivery: median(ok.map((r) => r.sqlPerDelivery)) } : {}),
     serverCores: round(median(ok.map((r) => r.serverCores)), 2),
     serverCpuUsPerRequest: round(median(ok.map((r) => r.serverCpuUsPerRequest)), 1),
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
@@ -326,6 +330,8 @@ const ratios = {
   fastifyDefaultLogsVsBaseline: ratio(rps('ours-fastify-default-logs'), rps('baseline-fastify')),
   redisVsMemory: ratio(rps('ours-express-redis'), rps('ours-express')),
   queuedVsMemory: ratio(rps('ours-express-queued'), rps('ours-express')),
+  postgresVsMemory: ratio(rps('ours-express-postgres'), rps('ours-express')),
+  inboxVsMemory: ratio(rps('ours-express-inbox'), rps('ours-express')),
   clientVsAxios: client?.clientVsAxios ?? null,
   peerVsItsBaseline: ratio(rps('peer-golevelup-stripe'), rps('peer-baseline')),
   fastifyVsPeer: ratio(rps('ours-fastify'), rps('peer-golevelup-stripe')),

@@ -5,6 +5,9 @@
  * (callgrind.js), so both measure the same app. Options:
  *   adapter: 'express' | 'fastify'
  *   store: 'memory' (default store) | 'redis' (RedisIdempotencyStore on 127.0.0.1:6379, own key prefix)
+ *          | 'postgres' (PostgresIdempotencyStore on a database of its own, created and dropped)
+ *   transactional: true makes the handler `{ transactional: true }` (pgTransactionRunner, own database)
+ *          doing one INSERT through ctx.transaction
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
  *   logger: Nest log levels (default BENCH_LOG_LEVELS); 'nest-default' leaves Nest's own default
  *   logDeliveries: the `webhooks.logDeliveries` option (one line per delivery), when set
@@ -25,19 +28,37 @@ const DEFAULT_LIB = new URL('../../dist-sample/lib/index.js', import.meta.url).h
 
 export async function createOursApp(scenario = {}) {
   const { adapter = 'express', store = 'memory', processing = 'inline', logger = BENCH_LOG_LEVELS, logDeliveries, maxEntries, lib = DEFAULT_LIB } = scenario;
+  const { transactional = false } = scenario;
   const { MemoryIdempotencyStore, OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(lib);
   const runId = `bench-${process.pid}-${Date.now()}`;
   const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 };
   const cleanups = [];
   let extra;
 
+  // PostgreSQL scenarios: own database, statements counted per delivery (lib/postgres-bench.js).
+  const pgBench = store === 'postgres' || transactional ? await (await import('./postgres-bench.js')).createBenchDatabase(runId) : undefined;
+  if (pgBench) {
+    extra = pgBench.extra;
+    cleanups.push(() => pgBench.drop());
+  }
+
   class PaymentHandlers {
     onSucceeded() {
       handlerCounter.runs++;
     }
   }
-  decorateMethod(PaymentHandlers, 'onSucceeded', OnPaymentEvent(EVENT_TYPE));
-  decorateClass(PaymentHandlers, Injectable());
+  // PostgreSQL scenarios use their own handler class, so the others (and callgrind) measure the same no-op as before.
+  class PostgresPaymentHandlers {
+    async onSucceeded(event, ctx) {
+      handlerCounter.runs++;
+      pgBench.counts.deliveries++;
+      // The inbox scenario's handler: one plain INSERT in the inbox's transaction.
+      if (transactional) await ctx.transaction.query('INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)', [event.id, 100]);
+    }
+  }
+  const Handlers = pgBench ? PostgresPaymentHandlers : PaymentHandlers;
+  decorateMethod(Handlers, 'onSucceeded', transactional ? OnPaymentEvent(EVENT_TYPE, { transactional: true }) : OnPaymentEvent(EVENT_TYPE));
+  decorateClass(Handlers, Injectable());
 
   const webhooks = {
     path: WEBHOOK_PATH,
@@ -54,6 +75,16 @@ export async function createOursApp(scenario = {}) {
       await deleteKeys(redis, `${keyPrefix}*`);
       redis.disconnect();
     });
+  }
+  if (store === 'postgres') {
+    const { PostgresIdempotencyStore } = await import(lib);
+    webhooks.store = new PostgresIdempotencyStore(pgBench.pool, { table: 'bench_idempotency' });
+  }
+  if (transactional) {
+    const { pgTransactionRunner } = await import(lib);
+    const { BENCH_LEDGER_SQL } = await import('./postgres-bench.js');
+    await pgBench.pool.query(BENCH_LEDGER_SQL);
+    webhooks.transactions = { runner: pgTransactionRunner(pgBench.pool) };
   }
   if (processing === 'queued') {
     const name = runId;
@@ -80,7 +111,7 @@ export async function createOursApp(scenario = {}) {
           webhooks,
         }),
       ],
-      providers: [PaymentHandlers],
+      providers: [Handlers],
     }),
   );
 
