@@ -25,7 +25,7 @@ import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
 import { PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, PAYMENTS_WEBHOOKS_PATH } from './webhooks/payments-webhooks.constants.js';
 import { checkWebhooksRoute, createPaymentsReceiverPart, normaliseWebhooksPath, webhooksPathOf } from './webhooks/payments-webhooks.providers.js';
-import { WebhookClientGoneMiddleware, WebhookRawBodyMiddleware } from './webhooks/webhook-raw-body.middleware.js';
+import { quietWebhookClientGoneOnFastify, WebhookRawBodyMiddleware, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.middleware.js';
 
 /** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
 const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
@@ -170,7 +170,7 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     if (this.webhooksPath === false) return;
     const adapter = this.adapterHost.httpAdapter?.getType();
     // Fastify reads the body itself; the module only keeps a client that goes away mid-body quiet.
-    if (adapter === 'fastify') consumer.apply(WebhookClientGoneMiddleware).forRoutes({ path: this.webhooksPath, method: RequestMethod.POST });
+    if (adapter === 'fastify') quietWebhookClientGoneOnFastify(this.adapterHost.httpAdapter.getInstance<FastifyRouteHookHost>(), this.webhooksPath);
     if (adapter !== 'express') return;
     consumer.apply(WebhookRawBodyMiddleware).forRoutes({ path: this.webhooksPath, method: RequestMethod.POST });
   }
