@@ -97,6 +97,11 @@ export function routeTemplate(path: string): string {
 
 interface Instruments {
   tracer: Tracer;
+  /**
+   * False when no tracer provider was registered at boot (the global one is the API's proxy with no
+   * delegate): spans would be the API's non-recording ones, so none is started.
+   */
+  tracing: boolean;
   /** False when no meter provider was registered at boot: the instruments are the API's no-ops, so no attributes are built. */
   metrics: boolean;
   deliveries: Counter;
@@ -112,9 +117,10 @@ interface Instruments {
 /**
  * Spans and metrics of the payments module through `@opentelemetry/api` (an optional peer; the
  * package ships no SDK). The module loads the API once at boot; when it is not installed every method
- * is a no-op, and when it is installed but the app registered no SDK, the API's own no-op tracer and
- * meter make each call cheap. Register the app's SDK (tracer and meter providers, a context manager)
- * before the Nest app is created, as the OpenTelemetry Node guide says.
+ * is a no-op, and when it is installed but the app registered no SDK (no tracer provider and no meter
+ * provider when the module boots), the delivery path takes the same no-op path: no span is started.
+ * Register the app's SDK (tracer and meter providers, a context manager) before the Nest app is
+ * created, as the OpenTelemetry Node guide says: one registered later is not seen by deliveries.
  *
  * What it records is listed in docs/observability.md. No attribute ever holds a body, a header value,
  * a key or a secret: only event ids and types, handler ids, route templates, statuses, reason codes and
@@ -125,10 +131,13 @@ interface Instruments {
 export class PaymentsTelemetry {
   readonly #api: OtelApi | undefined;
   readonly #i: Instruments | undefined;
+  /** Instruments only when an SDK (tracer or meter provider) was registered at boot: the hot path's test. */
+  readonly #recording: Instruments | undefined;
 
   private constructor(api: OtelApi | undefined) {
     this.#api = api;
     this.#i = api ? createInstruments(api) : undefined;
+    this.#recording = this.#i && (this.#i.tracing || this.#i.metrics) ? this.#i : undefined;
   }
 
   /** Loads `@opentelemetry/api` if the app has it; otherwise a telemetry that records nothing. */
@@ -153,7 +162,7 @@ export class PaymentsTelemetry {
   /** Starts the span of an incoming delivery as a child of the active context (the HTTP server span). */
   startDelivery(): PaymentsDeliveryTelemetry {
     const api = this.#api;
-    const i = this.#i;
+    const i = this.#recording;
     if (!api || !i) return NOOP_DELIVERY;
     const parent = api.context.active();
     const span = i.tracer.startSpan(PaymentsSpanNames.delivery, { kind: api.SpanKind.INTERNAL }, parent);
@@ -166,14 +175,23 @@ export class PaymentsTelemetry {
    * Runs one handler of one event (claim, run, complete or release) inside a `payments.handler` span,
    * and records `payments.handler.duration` when the handler ran.
    */
-  async runHandler<R extends TelemetryHandlerResult>(
+  runHandler<R extends TelemetryHandlerResult>(
     handlerId: string,
     event: TelemetryEventRef,
     fn: () => Promise<R>,
   ): Promise<R> {
-    const api = this.#api;
-    const i = this.#i;
-    if (!api || !i) return fn();
+    // No SDK: a plain call, no async frame of its own.
+    if (!this.#recording) return fn();
+    return this.#runHandlerSpan(this.#api!, this.#recording, handlerId, event, fn);
+  }
+
+  async #runHandlerSpan<R extends TelemetryHandlerResult>(
+    api: OtelApi,
+    i: Instruments,
+    handlerId: string,
+    event: TelemetryEventRef,
+    fn: () => Promise<R>,
+  ): Promise<R> {
     const parent = api.context.active();
     const span = i.tracer.startSpan(PaymentsSpanNames.handler, { kind: api.SpanKind.INTERNAL }, parent);
     const recording = span.isRecording();
@@ -323,7 +341,7 @@ export class PaymentsTelemetry {
     server: { address: string; port: number },
   ): PaymentsClientCallTelemetry {
     const api = this.#api;
-    const i = this.#i;
+    const i = this.#recording;
     if (!api || !i) return NOOP_CLIENT_CALL;
     const parent = api.context.active();
     const template = routeTemplate(path);
@@ -487,6 +505,7 @@ function createInstruments(api: OtelApi): Instruments {
   const durationAdvice = { advice: { explicitBucketBoundaries: DURATION_BUCKETS_S } };
   return {
     tracer: api.trace.getTracer(PAYMENTS_TELEMETRY_SCOPE),
+    tracing: hasTracerProvider(api),
     metrics: meter !== api.createNoopMeter(),
     deliveries: meter.createCounter(PaymentsMetricNames.deliveries, {
       unit: '{delivery}',
@@ -523,6 +542,16 @@ function createInstruments(api: OtelApi): Instruments {
       ...durationAdvice,
     }),
   };
+}
+
+/**
+ * Whether a tracer provider is registered: the global one is not the API's proxy, or the proxy has a
+ * delegate (an SDK's provider). Duck-typed, so a second copy of the API is read the same way.
+ */
+function hasTracerProvider(api: OtelApi): boolean {
+  const provider = api.trace.getTracerProvider() as Partial<Pick<InstanceType<OtelApi['ProxyTracerProvider']>, 'getDelegateTracer'>>;
+  if (typeof provider.getDelegateTracer !== 'function') return true;
+  return provider.getDelegateTracer(PAYMENTS_TELEMETRY_SCOPE) !== undefined;
 }
 
 function messagingAttributes(queueName: string, type: string, name: string, messageId: string): Attributes {

@@ -13,6 +13,14 @@ describe('PaymentsTelemetry with the API and no SDK', () => {
     );
   });
 
+  it('runs a handler as a plain call: the very promise the handler returned, no span, no async frame', async () => {
+    const telemetry = await PaymentsTelemetry.load();
+    const event = { id: '3f0c8a9e-58b6-4d7e-9a51-2f5f3c1b7d10', event: 'payment_intent.succeeded' };
+    const handled = Promise.resolve({ status: 'done' });
+    expect(telemetry.runHandler('H.m', event, () => handled)).toBe(handled);
+    await handled;
+  });
+
   it('still runs what it wraps and hands back its result', async () => {
     const telemetry = await PaymentsTelemetry.load();
     const event = { id: '3f0c8a9e-58b6-4d7e-9a51-2f5f3c1b7d10', event: 'payment_intent.succeeded' };
