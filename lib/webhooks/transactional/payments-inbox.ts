@@ -169,11 +169,8 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
       this.logger.warn(`Handled ${where} (committed), but the store could not record it: ${describe(error)}`);
     }
     this.maybeCleanUp(options);
-    if (outcome === 'skipped') {
-      this.logger.debug(`Skipped ${where}: the inbox holds its committed completion`);
-      return { handler: handler.id, status: 'skipped' };
-    }
-    this.logger.debug(`Handled ${where} in ${durationMs} ms (attempt ${attempt}), committed with its inbox record`);
+    // A delivery that went well logs nothing here (docs/logging.md); `webhooks.logDeliveries` gives its one line.
+    if (outcome === 'skipped') return { handler: handler.id, status: 'skipped' };
     return { handler: handler.id, status: 'done', ...(durationMs === undefined ? {} : { durationMs }), attempt };
   }
 

@@ -55,7 +55,7 @@ describe.each(['express', 'fastify'] as const)('transactional handlers with plai
   });
 
   it('commits the handler\'s INSERT and its completion record together (200), and a redelivery runs nothing', async () => {
-    const { url, handler } = await start();
+    const { url, handler, logger } = await start();
     const event = createPaymentEvent('payment_intent.succeeded');
     expect((await post(url, sign(event))).status).toBe(200);
     expect(await ledger(event.id)).toBe(1);
@@ -63,6 +63,8 @@ describe.each(['express', 'fastify'] as const)('transactional handlers with plai
     expect((await post(url, sign(event))).status).toBe(200);
     expect(handler.runs).toEqual([event.id]);
     expect(await ledger(event.id)).toBe(1);
+    // Log policy (docs/logging.md): a delivery that went well, and its redelivery, log nothing per delivery.
+    expect(logger.lines.filter((line) => /^(Handled|Skipped) /.test(line.message))).toEqual([]);
     // The handler without { transactional: true } ran too, outside any transaction.
     expect(handler.sawTransaction).toEqual([false]);
   });
