@@ -9,7 +9,8 @@ import pg from 'pg';
 const ADMIN_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The ledger of the inbox scenario's handler: a plain INSERT per delivery. */
-export const BENCH_LEDGER_SQL = 'CREATE TABLE IF NOT EXISTS bench_ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, amount integer NOT NULL)';
+export const BENCH_LEDGER_SQL =
+  'CREATE TABLE IF NOT EXISTS bench_ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, amount integer NOT NULL)';
 
 /**
  * Creates the database and a counting pool. `counts.statements` is every `client.query` (pool.query

@@ -111,7 +111,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     }
     const table = options.table ?? DEFAULT_POSTGRES_IDEMPOTENCY_TABLE;
     this.table = quotePostgresTable(table, 'PostgresIdempotencyStore table');
-    this.#attemptsTtlMs = positiveInteger(options.attemptsTtlSeconds, DEFAULT_RETENTION_SECONDS, 'attemptsTtlSeconds') * 1000;
+    this.#attemptsTtlMs =
+      positiveInteger(options.attemptsTtlSeconds, DEFAULT_RETENTION_SECONDS, 'attemptsTtlSeconds') * 1000;
     this.#cleanupEvery = wholeNumber(options.cleanupEvery, 500, 'cleanupEvery');
     this.#cleanupBatchSize = positiveInteger(options.cleanupBatchSize, 1000, 'cleanupBatchSize');
     if (options.createTable === false) this.#schema = Promise.resolve();
@@ -224,7 +225,11 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {
   const n = value ?? fallback;
   if (!Number.isInteger(n) || n < 1) {
-    throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be a whole number >= 1', `pass a whole number, or omit it for ${fallback}`);
+    throw new PaymentsConfigurationError(
+      `PostgresIdempotencyStore ${option}`,
+      'must be a whole number >= 1',
+      `pass a whole number, or omit it for ${fallback}`,
+    );
   }
   return n;
 }
@@ -232,7 +237,11 @@ function positiveInteger(value: number | undefined, fallback: number, option: st
 function wholeNumber(value: number | undefined, fallback: number, option: string): number {
   const n = value ?? fallback;
   if (!Number.isInteger(n) || n < 0) {
-    throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be a whole number >= 0', `pass a whole number (0 turns it off), or omit it for ${fallback}`);
+    throw new PaymentsConfigurationError(
+      `PostgresIdempotencyStore ${option}`,
+      'must be a whole number >= 0',
+      `pass a whole number (0 turns it off), or omit it for ${fallback}`,
+    );
   }
   return n;
 }

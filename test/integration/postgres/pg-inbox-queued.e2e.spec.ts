@@ -4,7 +4,13 @@ import { Queue } from 'bullmq';
 import { PaymentsModule, PostgresIdempotencyStore, pgTransactionRunner } from '../../../lib/index.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
-import { fixtureOptions, post, sign, startWebhookApp, type WebhookApp } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import {
+  fixtureOptions,
+  post,
+  sign,
+  startWebhookApp,
+  type WebhookApp,
+} from '../../fixtures/webhooks/webhook-app.fixture.js';
 import { REDIS_URL, uniqueQueueName } from '../redis-test.util.js';
 import { LEDGER_SQL, LedgerHandler } from './pg-inbox.fixture.js';
 import { createTestDatabase, waitFor, type TestDatabase } from './postgres-test.util.js';
@@ -32,7 +38,9 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
         fixtureOptions({
           requireHttps: false,
           store: new PostgresIdempotencyStore(db.pool),
-          processing: { queue: { connection: { url: REDIS_URL }, name, attempts: 5, backoff: { type: 'fixed', delay: 20 } } },
+          processing: {
+            queue: { connection: { url: REDIS_URL }, name, attempts: 5, backoff: { type: 'fixed', delay: 20 } },
+          },
           transactions: { runner: pgTransactionRunner(db.pool) },
         }),
       ),
@@ -55,7 +63,9 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
     }
   };
   const completed = (queue: string, jobId: string) =>
-    waitFor(async () => ((await jobState(queue, jobId)) === 'completed' ? true : undefined), { what: `job ${jobId} to complete` });
+    waitFor(async () => ((await jobState(queue, jobId)) === 'completed' ? true : undefined), {
+      what: `job ${jobId} to complete`,
+    });
 
   beforeAll(async () => {
     db = await createTestDatabase('inbox_queued');
@@ -94,7 +104,10 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
     handler.behaviour = async () => {
       if (handler.runs.length === 1) throw new Error('warehouse down');
       // Second run: another session sees nothing of the first attempt (its INSERT and record rolled back).
-      seenByRetry.push({ ledger: await committed('ledger', event.id), inbox: await committed('payments_inbox', event.id) });
+      seenByRetry.push({
+        ledger: await committed('ledger', event.id),
+        inbox: await committed('payments_inbox', event.id),
+      });
     };
     expect((await post(url, sign(event))).status).toBe(200);
     await completed(queue, event.id);

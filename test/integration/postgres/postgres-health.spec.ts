@@ -12,7 +12,11 @@ describe('PaymentsHealthIndicator with PostgresIdempotencyStore (real PostgreSQL
   const apps: HealthApp[] = [];
 
   const start = async (store: PostgresIdempotencyStore): Promise<HealthApp> => {
-    const app = await startHealthApp(PaymentsModule.forRoot(fixtureOptions({ requireHttps: false, store })), 'express', new CapturingLogger());
+    const app = await startHealthApp(
+      PaymentsModule.forRoot(fixtureOptions({ requireHttps: false, store })),
+      'express',
+      new CapturingLogger(),
+    );
     apps.push(app);
     return app;
   };
@@ -31,7 +35,9 @@ describe('PaymentsHealthIndicator with PostgresIdempotencyStore (real PostgreSQL
     const app = await start(new PostgresIdempotencyStore(db.pool));
     const answer = await getHealth(app.baseUrl);
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ info: { payments: { status: 'up', store: { status: 'up', store: 'PostgresIdempotencyStore' } } } });
+    expect(answer.body).toMatchObject({
+      info: { payments: { status: 'up', store: { status: 'up', store: 'PostgresIdempotencyStore' } } },
+    });
   });
 
   it('reports the store down (503) when its pool points at a dead port, naming no address', async () => {
@@ -41,7 +47,9 @@ describe('PaymentsHealthIndicator with PostgresIdempotencyStore (real PostgreSQL
       const app = await start(new PostgresIdempotencyStore(pool));
       const answer = await getHealth(app.baseUrl);
       expect(answer.status).toBe(503);
-      expect(answer.body).toMatchObject({ error: { payments: { status: 'down', store: { status: 'down', store: 'PostgresIdempotencyStore' } } } });
+      expect(answer.body).toMatchObject({
+        error: { payments: { status: 'down', store: { status: 'down', store: 'PostgresIdempotencyStore' } } },
+      });
       expect(JSON.stringify(answer.body)).not.toContain(String(port));
     } finally {
       await pool.end().catch(() => undefined);

@@ -6,7 +6,13 @@ import {
   postgresIdempotencyStoreSchema,
 } from '../../../lib/webhooks/stores/postgres-idempotency.store.js';
 import type { PostgresQueryable } from '../../../lib/webhooks/stores/postgres-sql.util.js';
-import { createTestDatabase, createUnreachablePool, deadPort, waitFor, type TestDatabase } from './postgres-test.util.js';
+import {
+  createTestDatabase,
+  createUnreachablePool,
+  deadPort,
+  waitFor,
+  type TestDatabase,
+} from './postgres-test.util.js';
 
 // Compile-time: a node-postgres Pool is accepted as it is (checked by `npm run typecheck`).
 type Expect<T extends true> = T;
@@ -35,13 +41,20 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   });
 
   const row = async (key: string): Promise<Record<string, unknown> | undefined> =>
-    (await db.pool.query(`SELECT *, lease_until > clock_timestamp() AS leased, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ttl_ms FROM ${table} WHERE key = $1`, [key])).rows[0];
+    (
+      await db.pool.query(
+        `SELECT *, lease_until > clock_timestamp() AS leased, extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ttl_ms FROM ${table} WHERE key = $1`,
+        [key],
+      )
+    ).rows[0];
 
   it('[W4] grants exactly one of 100 concurrent claims on one key, across 4 pools', async () => {
     const pools = [db.pool, db.newPool(), db.newPool(), db.newPool()];
     await store.claim('warm-up', LONG_LEASE_MS); // the table exists before the race
     const stores = pools.map((pool) => new PostgresIdempotencyStore(pool, { table }));
-    const claims = await Promise.all(Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-1:handler', LONG_LEASE_MS)));
+    const claims = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-1:handler', LONG_LEASE_MS)),
+    );
     expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
     expect(claims.filter((c) => c.status === 'busy')).toHaveLength(99);
   });
@@ -127,7 +140,9 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   it('lets an owner whose lease lapsed complete it while nobody else claimed it', async () => {
     const claim = await store.claim('evt-1:h', 50);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), { what: 'the lease to lapse' });
+    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), {
+      what: 'the lease to lapse',
+    });
     await store.complete('evt-1:h', claim.token, RETENTION_MS);
     expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
   });
@@ -135,7 +150,9 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   it('ignores complete with a wrong token after the lease lapsed', async () => {
     const claim = await store.claim('evt-1:h', 50);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), { what: 'the lease to lapse' });
+    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), {
+      what: 'the lease to lapse',
+    });
     await store.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS);
     expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
   });
@@ -176,7 +193,13 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     }
     const live = await store.claim('live:h', LONG_LEASE_MS);
     expect(live.status).toBe('claimed');
-    await waitFor(async () => (Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n']) === 30 ? true : undefined));
+    await waitFor(async () =>
+      Number(
+        (await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n'],
+      ) === 30
+        ? true
+        : undefined,
+    );
     expect(await store.deleteExpired(20)).toBe(20);
     expect(await store.deleteExpired(20)).toBe(10);
     expect(await store.deleteExpired(20)).toBe(0);
@@ -184,9 +207,13 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     expect(left.rows.map((r) => r['key'])).toEqual(['live:h']);
     // The batch is an index range, not a scan of the table.
     await db.pool.query('SET enable_seqscan = off');
-    const plan = await db.pool.query(`EXPLAIN DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 20 FOR UPDATE SKIP LOCKED)`);
+    const plan = await db.pool.query(
+      `EXPLAIN DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 20 FOR UPDATE SKIP LOCKED)`,
+    );
     await db.pool.query('RESET enable_seqscan');
-    expect(plan.rows.map((r) => String(r['QUERY PLAN'])).join('\n')).toMatch(/Index Scan using "?idem_\d+_expires_at_idx/);
+    expect(plan.rows.map((r) => String(r['QUERY PLAN'])).join('\n')).toMatch(
+      /Index Scan using "?idem_\d+_expires_at_idx/,
+    );
   });
 
   it('cleans up in the background every cleanupEvery claims', async () => {
@@ -195,7 +222,13 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
       const claim = await background.claim(`old-${i}:h`, LONG_LEASE_MS);
       if (claim.status === 'claimed') await background.complete(`old-${i}:h`, claim.token, 1);
     }
-    await waitFor(async () => (Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n']) === 4 ? true : undefined));
+    await waitFor(async () =>
+      Number(
+        (await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE expires_at <= clock_timestamp()`)).rows[0]!['n'],
+      ) === 4
+        ? true
+        : undefined,
+    );
     await background.claim('fifth:h', LONG_LEASE_MS);
     await background.close(); // waits for the batch the fifth claim started
     const left = await db.pool.query(`SELECT key FROM ${table} ORDER BY key`);
