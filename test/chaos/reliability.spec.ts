@@ -8,6 +8,7 @@ import { CHAOS_CONFIGURATIONS, describeSimulatorChaos } from './parts/simulator-
 import { describeRateLimitStorm } from './parts/rate-limit-storm.part.js';
 import { describeLeakAudit } from './parts/leak-audit.part.js';
 import { describeHardening } from './parts/hardening.part.js';
+import { describePostgresInboxChaos, inboxChaosEvents } from './parts/postgres-inbox.part.js';
 
 /*
  * `npm run test:chaos`: hostile input, faults and load, in one spec file so that its parts run in this
@@ -28,6 +29,7 @@ describeReceiverFuzz('fastify', runs.fastify, FUZZ_SEED + 1);
 for (const configuration of CHAOS_CONFIGURATIONS) describeSimulatorChaos(configuration, CHAOS_PAYMENTS);
 describeRateLimitStorm(CHAOS_PAYMENTS);
 describeHardening(Math.max(25, Math.floor(CHAOS_PAYMENTS / 40)));
+describePostgresInboxChaos(inboxChaosEvents(CHAOS_PAYMENTS));
 describeLeakAudit();
 
 describe('reliability table', () => {

@@ -10,6 +10,8 @@ export const PARTS = {
   chaosQueued: 'chaos:queued+redis',
   storm: '429 storm',
   hardening: 'hardening',
+  inbox: 'pg inbox, 3 proc, SIGKILL',
+  inboxRedis: 'redis store, 3 proc, SIGKILL',
   audit: 'leak audit',
 } as const;
 
