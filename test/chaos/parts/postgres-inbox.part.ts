@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PaymentsSimulator, createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 import { createRedis, deleteKeys, quitAll } from '../../integration/redis-test.util.js';
 import { createTestDatabase, type TestDatabase } from '../../integration/postgres/postgres-test.util.js';
-import { buildInboxApps, startMerchant, stopMerchant, type InboxAppsBuild, type MerchantProcess } from '../../integration/postgres/support/inbox-apps.js';
+import {
+  buildInboxApps,
+  startMerchant,
+  stopMerchant,
+  type InboxAppsBuild,
+  type MerchantProcess,
+} from '../../integration/postgres/support/inbox-apps.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';
 import { PARTS, progress, report } from '../support/chaos.context.js';
 import { SeededRandom } from '../support/seeded-random.js';
@@ -89,15 +95,32 @@ function startProxy(targets: () => number[]): Promise<{ url: string; close(): Pr
  * process is restarted; the simulator's retries bring the lost deliveries back. Forged deliveries
  * (another secret) go to the proxy too. Then the ledger is counted per (event, handler).
  */
-async function runMerchants(build: InboxAppsBuild, db: TestDatabase, mode: 'inbox' | 'redis', events: number, random: SeededRandom): Promise<Run> {
+async function runMerchants(
+  build: InboxAppsBuild,
+  db: TestDatabase,
+  mode: 'inbox' | 'redis',
+  events: number,
+  random: SeededRandom,
+): Promise<Run> {
   const started = Date.now();
   // Created once here: concurrent CREATE TABLE IF NOT EXISTS from 3 booting processes races on the
   // catalog (23505 on pg_type) and kills the losers at boot (what sank the first draft of this part).
-  await db.pool.query('CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)');
+  await db.pool.query(
+    'CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)',
+  );
 
   const procs: (MerchantProcess | undefined)[] = Array.from({ length: PROCESSES }, () => undefined);
-  const proxy = await startProxy(() => procs.filter((p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null).map((p) => p.port));
-  const sim = new PaymentsSimulator({ apiKeys: ['sk_test_chaos_inbox'], retrySchedule: RETRY_SCHEDULE, deliveryTimeoutMs: 5_000, random: () => random.next() });
+  const proxy = await startProxy(() =>
+    procs
+      .filter((p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null)
+      .map((p) => p.port),
+  );
+  const sim = new PaymentsSimulator({
+    apiKeys: ['sk_test_chaos_inbox'],
+    retrySchedule: RETRY_SCHEDULE,
+    deliveryTimeoutMs: 5_000,
+    random: () => random.next(),
+  });
   await sim.start().catch(async (error: unknown) => {
     await proxy.close();
     throw error;
@@ -139,14 +162,19 @@ async function runMerchants(build: InboxAppsBuild, db: TestDatabase, mode: 'inbo
   // Random SIGKILLs from outside, while events are being emitted.
   let killTimer: NodeJS.Timeout | undefined;
   const scheduleKill = (): void => {
-    killTimer = setTimeout(() => {
-      const live = procs.filter((p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null);
-      if (live.length === PROCESSES) {
-        live[random.int(0, live.length - 1)]!.child.kill('SIGKILL');
-        timerKills += 1;
-      }
-      scheduleKill();
-    }, random.int(1_500, 3_000));
+    killTimer = setTimeout(
+      () => {
+        const live = procs.filter(
+          (p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null,
+        );
+        if (live.length === PROCESSES) {
+          live[random.int(0, live.length - 1)]!.child.kill('SIGKILL');
+          timerKills += 1;
+        }
+        scheduleKill();
+      },
+      random.int(1_500, 3_000),
+    );
   };
   scheduleKill();
 
@@ -160,16 +188,24 @@ async function runMerchants(build: InboxAppsBuild, db: TestDatabase, mode: 'inbo
       for (let i = first; i < Math.min(events, first + BATCH); i++) {
         const n = random.chance(0.5) ? random.int(2, 3) : 1;
         copies += n - 1;
-        sim.controls.duplicateDeliveries(n, random.chance(0.5) ? 'concurrent' : 'sequential').outOfOrder(random.pick(['reverse', 'shuffle', false] as const));
+        sim.controls
+          .duplicateDeliveries(n, random.chance(0.5) ? 'concurrent' : 'sequential')
+          .outOfOrder(random.pick(['reverse', 'shuffle', false] as const));
         sim.emit('payment_intent.succeeded');
         if (random.chance(0.05)) {
           forgedSent += 1;
           const foreign = `whsec_${Buffer.from(randomUUID().replace(/-/g, '')).toString('base64')}`;
-          const signed = signWebhook(createPaymentEvent('payment_intent.succeeded'), { scheme: 'standard-webhooks', secret: foreign });
+          const signed = signWebhook(createPaymentEvent('payment_intent.succeeded'), {
+            scheme: 'standard-webhooks',
+            secret: foreign,
+          });
           forged.push(
             fetch(proxy.url, { method: 'POST', headers: signed.headers, body: signed.rawBody })
               .then((r) => r.text())
-              .then(() => undefined, () => undefined),
+              .then(
+                () => undefined,
+                () => undefined,
+              ),
           );
         }
       }
@@ -197,7 +233,11 @@ async function runMerchants(build: InboxAppsBuild, db: TestDatabase, mode: 'inbo
   const requests = sim.webhookRequests();
   const attempts = requests.flatMap((r) => r.attempts);
   const emitted = new Set(sim.events().map((e) => e.id));
-  const rows = (await db.pool.query<{ event_id: string; handler: string; n: number }>('SELECT event_id, handler, count(*)::int AS n FROM ledger GROUP BY event_id, handler')).rows;
+  const rows = (
+    await db.pool.query<{ event_id: string; handler: string; n: number }>(
+      'SELECT event_id, handler, count(*)::int AS n FROM ledger GROUP BY event_id, handler',
+    )
+  ).rows;
   const counts = new Map(rows.map((r) => [`${r.event_id}:${r.handler}`, r.n]));
   let lost = 0;
   let extraRows = 0;
@@ -208,7 +248,9 @@ async function runMerchants(build: InboxAppsBuild, db: TestDatabase, mode: 'inbo
       if (n > 1) extraRows += n - 1;
     }
   }
-  const rowsWithoutValidDelivery = rows.filter((r) => !emitted.has(r.event_id) || !(HANDLERS as readonly string[]).includes(r.handler)).reduce((sum, r) => sum + r.n, 0);
+  const rowsWithoutValidDelivery = rows
+    .filter((r) => !emitted.has(r.event_id) || !(HANDLERS as readonly string[]).includes(r.handler))
+    .reduce((sum, r) => sum + r.n, 0);
   return {
     events: emitted.size,
     attempts: attempts.length,
@@ -265,7 +307,13 @@ export function describePostgresInboxChaos(events: number): void {
       const run = await runMerchants(build, db, 'inbox', events, new SeededRandom(CHAOS_SEED).fork('postgres inbox'));
       record(PARTS.inbox, run, 'doubleRuns');
       expect(run.kills).toBeGreaterThan(0);
-      expect({ events: run.events, extra: run.extraRows, lost: run.lost, exhausted: run.exhausted, unverified: run.rowsWithoutValidDelivery }).toEqual({
+      expect({
+        events: run.events,
+        extra: run.extraRows,
+        lost: run.lost,
+        exhausted: run.exhausted,
+        unverified: run.rowsWithoutValidDelivery,
+      }).toEqual({
         events,
         extra: 0,
         lost: 0,
@@ -279,7 +327,11 @@ export function describePostgresInboxChaos(events: number): void {
       dbs.push(db);
       const run = await runMerchants(build, db, 'redis', events, new SeededRandom(CHAOS_SEED).fork('postgres inbox'));
       record(PARTS.inboxRedis, run, 'duplicateLedgerRows');
-      expect({ lost: run.lost, exhausted: run.exhausted, unverified: run.rowsWithoutValidDelivery }).toEqual({ lost: 0, exhausted: 0, unverified: 0 });
+      expect({ lost: run.lost, exhausted: run.exhausted, unverified: run.rowsWithoutValidDelivery }).toEqual({
+        lost: 0,
+        exhausted: 0,
+        unverified: 0,
+      });
     }, 150_000);
   });
 }
