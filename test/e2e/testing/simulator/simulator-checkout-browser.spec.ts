@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
-import { PaymentsSimulator } from '../../../lib/testing/index.js';
+import { PaymentsSimulator } from '../../../../lib/testing/index.js';
 import { apiClient, WebhookReceiver } from './webhook-receiver.fixture.js';
 
 /**

@@ -10,13 +10,13 @@ import {
   type PaymentEvent,
   type PaymentsTransactionRunner,
   type PaymentsTransactionsOptions,
-} from '../../../lib/index.js';
-import { createPaymentEvent } from '../../../lib/testing/index.js';
-import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
-import { deferred } from '../../fixtures/webhooks/deferred.js';
-import { fixtureOptions, post, sign, startWebhookApp, type AdapterName, type WebhookApp } from '../../fixtures/webhooks/webhook-app.fixture.js';
-import { LEDGER_SQL, LedgerHandler } from './pg-inbox.fixture.js';
-import { createTestDatabase, createUnreachablePool, deadPort, waitFor, type TestDatabase } from './postgres-test.util.js';
+} from '../../../../../lib/index.js';
+import { createPaymentEvent } from '../../../../../lib/testing/index.js';
+import { CapturingLogger } from '../../../../fixtures/webhooks/capturing.logger.js';
+import { deferred } from '../../../../fixtures/webhooks/deferred.js';
+import { fixtureOptions, post, sign, startWebhookApp, type AdapterName, type WebhookApp } from '../../../../fixtures/webhooks/webhook-app.fixture.js';
+import { LEDGER_SQL, LedgerHandler } from '../../pg-inbox.fixture.js';
+import { createTestDatabase, createUnreachablePool, deadPort, waitFor, type TestDatabase } from '../../postgres-test.util.js';
 
 const PATH = 'payments/webhooks';
 
@@ -189,7 +189,7 @@ describe.each(['express', 'fastify'] as const)('transactional handlers with plai
     expect((await post(url, sign(event))).status).toBe(200);
     const row = (await db.pool.query(`SELECT extract(epoch FROM expires_at - completed_at) AS s FROM payments_inbox WHERE key LIKE $1 || ':%'`, [event.id])).rows[0]!;
     expect(Number(row['s'])).toBeCloseTo(1, 1);
-    const { PaymentsInbox } = await import('../../../lib/index.js');
+    const { PaymentsInbox } = await import('../../../../../lib/index.js');
     const inboxService = app.app.get(PaymentsInbox);
     await waitFor(async () => ((await inboxService.deleteExpired()) > 0 || (await inbox(event.id)) === 0 ? true : undefined), { what: 'the record to expire' });
     expect(await inbox(event.id)).toBe(0);

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { MemoryIdempotencyStore, PaymentsInvalidArgumentError } from '../../../lib/index.js';
+import { MemoryIdempotencyStore, PaymentsInvalidArgumentError } from '../../../../lib/index.js';
 
 const LEASE = 30_000;
 const RETENTION = 60_000;

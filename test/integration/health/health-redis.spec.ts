@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { PaymentsModule, RedisIdempotencyStore } from '../../lib/index.js';
-import { getHealth, startHealthApp, type HealthApp } from '../fixtures/health/health-app.fixture.js';
-import { CapturingLogger } from '../fixtures/webhooks/capturing.logger.js';
-import { fixtureOptions } from '../fixtures/webhooks/webhook-app.fixture.js';
-import { deadPort, uniqueQueueName, waitFor } from './redis-test.util.js';
+import { PaymentsModule, RedisIdempotencyStore } from '../../../lib/index.js';
+import { getHealth, startHealthApp, type HealthApp } from '../../fixtures/health/health-app.fixture.js';
+import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
+import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import { deadPort, uniqueQueueName, waitFor } from '../redis-test.util.js';
 
 /**
  * A redis-server of this suite alone, on a spare port, that the test stops and starts again (the

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { hmacVerifier, standardWebhooksVerifier } from '../../../lib/index.js';
-import { PaymentsSimulator, type PaymentsSimulatorOptions } from '../../../lib/testing/index.js';
+import { hmacVerifier, standardWebhooksVerifier } from '../../../../lib/index.js';
+import { PaymentsSimulator, type PaymentsSimulatorOptions } from '../../../../lib/testing/index.js';
 import { apiClient, confirm, WebhookReceiver } from './webhook-receiver.fixture.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

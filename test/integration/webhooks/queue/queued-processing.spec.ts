@@ -5,10 +5,10 @@ import { fileURLToPath } from 'node:url';
 import type { INestApplicationContext } from '@nestjs/common';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { PaymentsQueueOptions } from '../../lib/payments-options.interface.js';
-import { createPaymentEvent } from '../../lib/testing/index.js';
-import { PaymentEventsQueue } from '../../lib/webhooks/queue/payment-events.queue.js';
-import { RedisIdempotencyStore } from '../../lib/webhooks/stores/redis-idempotency.store.js';
+import type { PaymentsQueueOptions } from '../../../../lib/payments-options.interface.js';
+import { createPaymentEvent } from '../../../../lib/testing/index.js';
+import { PaymentEventsQueue } from '../../../../lib/webhooks/queue/payment-events.queue.js';
+import { RedisIdempotencyStore } from '../../../../lib/webhooks/stores/redis-idempotency.store.js';
 import {
   HandlerScript,
   deliver,
@@ -16,8 +16,8 @@ import {
   startRedisWebhookApp,
   startRedisWorkerContext,
   type RedisWebhookApp,
-} from '../fixtures/redis/redis-webhook-app.fixture.js';
-import { REDIS_URL, createRedis, deadPort, deleteKeys, quitAll, uniquePrefix, uniqueQueueName, waitFor } from './redis-test.util.js';
+} from '../../../fixtures/redis/redis-webhook-app.fixture.js';
+import { REDIS_URL, createRedis, deadPort, deleteKeys, quitAll, uniquePrefix, uniqueQueueName, waitFor } from '../../redis-test.util.js';
 
 /** Queued processing (`webhooks.processing: { queue }`) end to end: HTTP deliveries, BullMQ, real handlers. */
 describe('queued processing on BullMQ', () => {
@@ -263,7 +263,7 @@ interface SpawnedWorker {
 
 /** Starts test/fixtures/redis/queue-worker.child.ts in its own node process. */
 function spawnWorker(env: Record<string, string>): SpawnedWorker {
-  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const root = fileURLToPath(new URL('../../../../', import.meta.url));
   const child = spawn(
     process.execPath,
     ['--import', './test/fixtures/redis/register-ts.mjs', './test/fixtures/redis/queue-worker.child.ts'],

@@ -7,7 +7,7 @@ import {
   PaymentsModule,
   type PaymentsModuleOptions,
   type WebhookVerifier,
-} from '../../../lib/index.js';
+} from '../../lib/index.js';
 
 const KEY = 'sk_test_OPTIONSCANARY_91b0c3d2e4f5';
 const verifier: WebhookVerifier = { verify: () => ({ valid: true }) };

@@ -4,21 +4,21 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Queue } from 'bullmq';
-import { PaymentEventsQueue, PaymentsModule, type PaymentEvent } from '../../lib/index.js';
-import { createPaymentEvent } from '../../lib/testing/index.js';
+import { PaymentEventsQueue, PaymentsModule, type PaymentEvent } from '../../../lib/index.js';
+import { createPaymentEvent } from '../../../lib/testing/index.js';
 import {
   OtelTestSdk,
   childrenOf,
   instrumentHttpServer,
   only,
   renderTraceTree,
-} from '../fixtures/telemetry/otel-sdk.fixture.js';
-import { CapturingLogger } from '../fixtures/webhooks/capturing.logger.js';
+} from '../../fixtures/telemetry/otel-sdk.fixture.js';
+import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import {
   FulfilmentHandler,
   PAYMENT_HANDLER_FIXTURES,
   PaymentAuditHandler,
-} from '../fixtures/webhooks/payment-handlers.fixture.js';
+} from '../../fixtures/webhooks/payment-handlers.fixture.js';
 import {
   fixtureOptions,
   post,
@@ -26,8 +26,8 @@ import {
   startWebhookApp,
   type AdapterName,
   type WebhookApp,
-} from '../fixtures/webhooks/webhook-app.fixture.js';
-import { REDIS_URL, uniqueQueueName, waitFor } from './redis-test.util.js';
+} from '../../fixtures/webhooks/webhook-app.fixture.js';
+import { REDIS_URL, uniqueQueueName, waitFor } from '../redis-test.util.js';
 
 const sdk = new OtelTestSdk();
 afterAll(async () => {

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { PaymentsConfigurationError } from '../../lib/errors/payments.errors.js';
-import type { PaymentsQueueOptions } from '../../lib/payments-options.interface.js';
-import { validatePaymentsOptions } from '../../lib/payments-options.validator.js';
-import { createPaymentEvent } from '../../lib/testing/create-payment-event.js';
-import type { PaymentEvent } from '../../lib/webhooks/payment-event.types.js';
-import type { DispatchResult, PaymentEventsDispatcher } from '../../lib/webhooks/payment-events.dispatcher.js';
-import { PaymentEventsQueue } from '../../lib/webhooks/queue/payment-events.queue.js';
-import { PaymentEventsQueueProcessor } from '../../lib/webhooks/queue/payment-events-queue.processor.js';
-import { PaymentEventsWorker } from '../../lib/webhooks/queue/payment-events.worker.js';
-import { REDIS_URL, createRedis, deadPort, quitAll, uniqueQueueName, waitFor } from './redis-test.util.js';
+import { PaymentsConfigurationError } from '../../../../lib/errors/payments.errors.js';
+import type { PaymentsQueueOptions } from '../../../../lib/payments-options.interface.js';
+import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
+import { createPaymentEvent } from '../../../../lib/testing/create-payment-event.js';
+import type { PaymentEvent } from '../../../../lib/webhooks/payment-event.types.js';
+import type { DispatchResult, PaymentEventsDispatcher } from '../../../../lib/webhooks/payment-events.dispatcher.js';
+import { PaymentEventsQueue } from '../../../../lib/webhooks/queue/payment-events.queue.js';
+import { PaymentEventsQueueProcessor } from '../../../../lib/webhooks/queue/payment-events-queue.processor.js';
+import { PaymentEventsWorker } from '../../../../lib/webhooks/queue/payment-events.worker.js';
+import { REDIS_URL, createRedis, deadPort, quitAll, uniqueQueueName, waitFor } from '../../redis-test.util.js';
 
 /**
  * The queue (producer, failed set, replay) and its worker, two providers as in the module's queue

@@ -16,8 +16,8 @@ import {
   PaymentsService,
   standardWebhooksVerifier,
   type PaymentsModuleOptions,
-} from '../../../lib/index.js';
-import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
+} from '../../lib/index.js';
+import { validatePaymentsOptions } from '../../lib/payments-options.validator.js';
 
 const SECRET = `whsec_${Buffer.from('named-instances-secret-32-bytes!').toString('base64')}`;
 const verifier = standardWebhooksVerifier({ secrets: SECRET });

@@ -9,8 +9,8 @@ import {
   type PaymentEvent,
   type PaymentEventContext,
   type WebhookVerifier,
-} from '../../../lib/index.js';
-import { PaymentsSimulator } from '../../../lib/testing/index.js';
+} from '../../../../lib/index.js';
+import { PaymentsSimulator } from '../../../../lib/testing/index.js';
 
 // docs/testing.md's "The simulator in an e2e test" example, kept runnable: the real client and receiver
 // against the simulator, from create to a handled webhook.

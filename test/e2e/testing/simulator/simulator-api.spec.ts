@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { PaymentsSimulator } from '../../../lib/testing/index.js';
+import { PaymentsSimulator } from '../../../../lib/testing/index.js';
 import { apiClient } from './webhook-receiver.fixture.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Cluster, Redis } from 'ioredis';
-import { PaymentsInvalidArgumentError } from '../../lib/errors/payments.errors.js';
-import { RedisIdempotencyStore, type RedisScriptClient } from '../../lib/webhooks/stores/redis-idempotency.store.js';
-import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
+import { PaymentsInvalidArgumentError } from '../../../../lib/errors/payments.errors.js';
+import { RedisIdempotencyStore, type RedisScriptClient } from '../../../../lib/webhooks/stores/redis-idempotency.store.js';
+import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from '../../redis-test.util.js';
 
 // Compile-time: both kinds of ioredis client are accepted (checked by `npm run typecheck`).
 type Expect<T extends true> = T;

@@ -10,7 +10,7 @@ import {
   standardWebhooksVerifier,
   type HmacVerifierOptions,
   type PaymentsModuleOptions,
-} from '../../../lib/index.js';
+} from '../../../../lib/index.js';
 
 /*
  * Signature edge cases ported from what the public Standard Webhooks libraries test, covering what

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type pg from 'pg';
-import { PaymentsConfigurationError } from '../../../lib/errors/payments.errors.js';
+import { PaymentsConfigurationError } from '../../../../../lib/errors/payments.errors.js';
 import {
   PostgresIdempotencyStore,
   postgresIdempotencyStoreSchema,
-} from '../../../lib/webhooks/stores/postgres-idempotency.store.js';
-import type { PostgresQueryable } from '../../../lib/webhooks/stores/postgres-sql.util.js';
+} from '../../../../../lib/webhooks/stores/postgres-idempotency.store.js';
+import type { PostgresQueryable } from '../../../../../lib/webhooks/stores/postgres-sql.util.js';
 import {
   createTestDatabase,
   createUnreachablePool,
   deadPort,
   waitFor,
   type TestDatabase,
-} from './postgres-test.util.js';
+} from '../../postgres-test.util.js';
 
 // Compile-time: a node-postgres Pool is accepted as it is (checked by `npm run typecheck`).
 type Expect<T extends true> = T;

@@ -9,8 +9,8 @@ import {
   PaymentsService,
   type PaymentsEnvironment,
   type PaymentsModuleOptions,
-} from '../../../lib/index.js';
-import { ScriptedServer } from '../../e2e/client/support/scripted-server.js';
+} from '../../lib/index.js';
+import { ScriptedServer } from '../e2e/client/support/scripted-server.js';
 
 const INTENT_ID = '3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60';
 

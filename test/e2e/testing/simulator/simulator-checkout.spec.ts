@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
-import { PaymentsSimulator } from '../../../lib/testing/index.js';
+import { PaymentsSimulator } from '../../../../lib/testing/index.js';
 import { apiClient, confirm } from './webhook-receiver.fixture.js';
 
 describe('PaymentsSimulator embedded checkout', () => {
