@@ -31,13 +31,7 @@ const nodeGlobals = Object.fromEntries(
 
 export default tseslint.config(
   {
-    ignores: [
-      'dist/**',
-      'dist-sample/**',
-      'coverage/**',
-      '**/node_modules/**',
-      'bench/results/**',
-    ],
+    ignores: ['dist/**', 'dist-sample/**', 'coverage/**', '**/node_modules/**', 'bench/results/**'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -75,7 +69,8 @@ export default tseslint.config(
         'error',
         {
           selector: 'NewExpression[callee.name=/^(Error|TypeError|RangeError|SyntaxError)$/]',
-          message: 'Throw a PaymentsError from lib/errors (PaymentsInvalidArgumentError for a bad argument), with its text in a messages file.',
+          message:
+            'Throw a PaymentsError from lib/errors (PaymentsInvalidArgumentError for a bad argument), with its text in a messages file.',
         },
         {
           selector: 'ClassDeclaration[superClass.name=/^(Error|TypeError|RangeError)$/]',

@@ -55,13 +55,47 @@ const PRODUCTION = 'log, warn, error, fatal (Nest default minus debug/verbose)';
 const NEST_DEFAULT = "Nest's default logger (every level, debug and verbose included)";
 /** The cases: what the driver builds, and under which log levels. */
 const CASES = [
-  { id: 'harness', title: 'injection alone: a bare Node handler that reads the body and answers 200', options: { app: 'harness' } },
-  { id: 'baseline-express', title: 'bare Nest route, Express (HMAC by hand + JSON.parse)', options: { app: 'baseline', adapter: 'express' }, levels: PRODUCTION },
-  { id: 'ours-express', title: 'nestjs-payments, Express, inline, memory store', options: { app: 'ours', adapter: 'express' }, levels: PRODUCTION },
-  { id: 'ours-express-default-logs', title: "nestjs-payments, Express, at Nest's default log levels", options: { app: 'ours', adapter: 'express', logger: 'nest-default' }, levels: NEST_DEFAULT },
-  { id: 'baseline-fastify', title: 'bare Nest route, Fastify (HMAC by hand + JSON.parse)', options: { app: 'baseline', adapter: 'fastify' }, levels: PRODUCTION },
-  { id: 'ours-fastify', title: 'nestjs-payments, Fastify, inline, memory store', options: { app: 'ours', adapter: 'fastify' }, levels: PRODUCTION },
-  { id: 'ours-fastify-default-logs', title: "nestjs-payments, Fastify, at Nest's default log levels", options: { app: 'ours', adapter: 'fastify', logger: 'nest-default' }, levels: NEST_DEFAULT },
+  {
+    id: 'harness',
+    title: 'injection alone: a bare Node handler that reads the body and answers 200',
+    options: { app: 'harness' },
+  },
+  {
+    id: 'baseline-express',
+    title: 'bare Nest route, Express (HMAC by hand + JSON.parse)',
+    options: { app: 'baseline', adapter: 'express' },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'ours-express',
+    title: 'nestjs-payments, Express, inline, memory store',
+    options: { app: 'ours', adapter: 'express' },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'ours-express-default-logs',
+    title: "nestjs-payments, Express, at Nest's default log levels",
+    options: { app: 'ours', adapter: 'express', logger: 'nest-default' },
+    levels: NEST_DEFAULT,
+  },
+  {
+    id: 'baseline-fastify',
+    title: 'bare Nest route, Fastify (HMAC by hand + JSON.parse)',
+    options: { app: 'baseline', adapter: 'fastify' },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'ours-fastify',
+    title: 'nestjs-payments, Fastify, inline, memory store',
+    options: { app: 'ours', adapter: 'fastify' },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'ours-fastify-default-logs',
+    title: "nestjs-payments, Fastify, at Nest's default log levels",
+    options: { app: 'ours', adapter: 'fastify', logger: 'nest-default' },
+    levels: NEST_DEFAULT,
+  },
   {
     id: 'ours-fastify-log-deliveries',
     title: 'nestjs-payments, Fastify, `webhooks.logDeliveries: true` (one line per delivery), default levels',
@@ -93,10 +127,23 @@ function count(testCase) {
     const started = Date.now();
     const child = spawn(
       'valgrind',
-      ['--tool=callgrind', `--callgrind-out-file=${outPrefix}`, '--zero-before=uv_os_gethostname', '--dump-before=uv_os_homedir', '--dump-instr=no', process.execPath, ...nodeFlags, `${benchDir}lib/instructions-driver.js`],
+      [
+        '--tool=callgrind',
+        `--callgrind-out-file=${outPrefix}`,
+        '--zero-before=uv_os_gethostname',
+        '--dump-before=uv_os_homedir',
+        '--dump-instr=no',
+        process.execPath,
+        ...nodeFlags,
+        `${benchDir}lib/instructions-driver.js`,
+      ],
       {
         cwd: rootDir,
-        env: { ...process.env, NODE_ENV: 'production', BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ ...testCase.options, warmup, deliveries }) },
+        env: {
+          ...process.env,
+          NODE_ENV: 'production',
+          BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ ...testCase.options, warmup, deliveries }),
+        },
         // The app's log lines go to a file, as in production; valgrind's own report is on stderr.
         stdio: ['ignore', 'ignore', 'pipe'],
       },
@@ -105,12 +152,18 @@ function count(testCase) {
     child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
     child.on('exit', (code) => {
       const driver = stderr.split('\n').find((line) => line.startsWith('{"type":"instructions-driver"'));
-      const dumps = readdirSync(workDir).filter((f) => f.startsWith(`${testCase.id}.out`)).map((f) => readFileSync(join(workDir, f), 'utf8'));
+      const dumps = readdirSync(workDir)
+        .filter((f) => f.startsWith(`${testCase.id}.out`))
+        .map((f) => readFileSync(join(workDir, f), 'utf8'));
       const dump = dumps.find((text) => /^desc: Trigger: --dump-before=uv_os_homedir/m.test(text));
       // `totals` (not `summary`) adds up to valgrind's "Collected" count over the parts of a run.
       const total = dump?.match(/^totals: (\d+)/m)?.[1];
       if (code !== 0 || !driver || total === undefined) {
-        reject(new Error(`${testCase.id}: exit ${code}, ${driver ? 'no callgrind dump' : 'the driver did not finish'}: ${stderr.trim().split('\n').slice(-6).join(' | ')}`));
+        reject(
+          new Error(
+            `${testCase.id}: exit ${code}, ${driver ? 'no callgrind dump' : 'the driver did not finish'}: ${stderr.trim().split('\n').slice(-6).join(' | ')}`,
+          ),
+        );
         return;
       }
       resolve({ instructions: Number(total), wallS: (Date.now() - started) / 1000, driver: JSON.parse(driver) });
@@ -118,11 +171,15 @@ function count(testCase) {
   });
 }
 
-console.log(`Counting instructions: ${selected.length} case(s), ${warmup} warm-up + ${deliveries} measured deliveries each, ${args.jobs} at a time (valgrind is slow: minutes per case)`);
+console.log(
+  `Counting instructions: ${selected.length} case(s), ${warmup} warm-up + ${deliveries} measured deliveries each, ${args.jobs} at a time (valgrind is slow: minutes per case)`,
+);
 /** With --merge, the cases counted by an earlier run (same deliveries and warm-up) are kept. */
 const earlier = args.merge && existsSync(outFile) ? JSON.parse(readFileSync(outFile, 'utf8')) : undefined;
 if (earlier && (earlier.config.deliveries !== deliveries || earlier.config.warmup !== warmup)) {
-  console.error(`--merge: ${outFile} counted ${earlier.config.warmup} + ${earlier.config.deliveries} deliveries, this run ${warmup} + ${deliveries}`);
+  console.error(
+    `--merge: ${outFile} counted ${earlier.config.warmup} + ${earlier.config.deliveries} deliveries, this run ${warmup} + ${deliveries}`,
+  );
   process.exit(1);
 }
 const results = { ...(earlier?.cases ?? {}) };
@@ -139,7 +196,9 @@ await Promise.all(
           countedAt: new Date().toISOString(),
           wallS: round(r.wallS, 0),
         };
-        console.log(`  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery  (${r.wallS.toFixed(0)} s)`);
+        console.log(
+          `  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery  (${r.wallS.toFixed(0)} s)`,
+        );
       } catch (error) {
         results[c.id] = { title: c.title, error: error.message };
         console.log(`  ${c.id.padEnd(34)} FAILED: ${error.message}`);
@@ -154,7 +213,10 @@ const ratioOf = (a, b) => (per(a) && per(b) ? round(per(a) / per(b), 3) : null);
 /** Ours over the baseline, and the same net of the injection's own cost (harness) on both sides. */
 const pair = (ours, baseline) => ({
   ratio: ratioOf(ours, baseline),
-  netOfHarness: per(ours) && per(baseline) && per('harness') ? round((per(ours) - per('harness')) / (per(baseline) - per('harness')), 3) : null,
+  netOfHarness:
+    per(ours) && per(baseline) && per('harness')
+      ? round((per(ours) - per('harness')) / (per(baseline) - per('harness')), 3)
+      : null,
 });
 const ratios = {
   expressVsBaseline: pair('ours-express', 'baseline-express'),
@@ -177,13 +239,20 @@ const output = {
   tool: spawnSync('valgrind', ['--version'], { encoding: 'utf8' }).stdout.trim(),
   machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length },
   versions: { node: process.version, nest: packageVersion('@nestjs/core', rootDir) },
-  config: { warmup, deliveries, nodeFlags: nodeFlags.join(' '), injection: 'light-my-request, sequential, in process', payloadBytes: 1024 },
+  config: {
+    warmup,
+    deliveries,
+    nodeFlags: nodeFlags.join(' '),
+    injection: 'light-my-request, sequential, in process',
+    payloadBytes: 1024,
+  },
   cases: results,
   ratios,
 };
 mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(output, null, 2)}\n`);
 console.log(`\nOurs over the bare route (instructions per delivery; net of the injection's own cost in brackets):`);
-for (const [name, value] of Object.entries(ratios)) console.log(`  ${name.padEnd(36)} ${value.ratio ?? 'n/a'}  (${value.netOfHarness ?? 'n/a'})`);
+for (const [name, value] of Object.entries(ratios))
+  console.log(`  ${name.padEnd(36)} ${value.ratio ?? 'n/a'}  (${value.netOfHarness ?? 'n/a'})`);
 console.log(`Wrote ${outFile}`);
 process.exit(Object.values(results).some((r) => r.error) ? 1 : 0);

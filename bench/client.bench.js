@@ -28,7 +28,19 @@ const ids = Array.from({ length: 64 }, () => randomUUID());
 async function oursClient(baseUrl) {
   class ClientBenchModule {}
   Reflect.decorate(
-    [Module({ imports: [PaymentsModule.forRoot({ apiKey: API_KEY, environment: 'sandbox', baseUrl, allowInsecureHttp: true, webhooks: false })] })],
+    [
+      Module({
+        imports: [
+          PaymentsModule.forRoot({
+            apiKey: API_KEY,
+            environment: 'sandbox',
+            baseUrl,
+            allowInsecureHttp: true,
+            webhooks: false,
+          }),
+        ],
+      }),
+    ],
     ClientBenchModule,
   );
   const app = await NestFactory.createApplicationContext(ClientBenchModule, { logger: false });
@@ -39,7 +51,11 @@ async function oursClient(baseUrl) {
 /** Raw axios with a keep-alive agent: what one would write by hand. */
 async function axiosClient(baseUrl) {
   const httpAgent = new Agent({ keepAlive: true });
-  const client = axios.create({ baseURL: baseUrl, httpAgent, headers: { 'X-Api-Key': API_KEY, 'X-Api-Version': '1', Accept: 'application/json' } });
+  const client = axios.create({
+    baseURL: baseUrl,
+    httpAgent,
+    headers: { 'X-Api-Key': API_KEY, 'X-Api-Version': '1', Accept: 'application/json' },
+  });
   return {
     retrieve: async (id) => (await client.get(`/payment_intents/${id}`)).data,
     close: async () => httpAgent.destroy(),
@@ -71,7 +87,9 @@ async function phase(server, baseUrl, name, calls, concurrency) {
   return { wallMs, sockets: report.extra.connections, requests: report.handlerRuns };
 }
 
-const server = await ScenarioProcess.start({ file: new URL('./scenarios/intent-api.server.js', import.meta.url).pathname });
+const server = await ScenarioProcess.start({
+  file: new URL('./scenarios/intent-api.server.js', import.meta.url).pathname,
+});
 const baseUrl = `http://127.0.0.1:${server.port}`;
 try {
   for (const name of Object.keys(CLIENTS)) await phase(server, baseUrl, name, WARMUP_CALLS, 8);
@@ -96,7 +114,11 @@ try {
       perRound: raw[mode],
     };
   }
-  const result = { rounds: ROUNDS, ...summary, clientVsAxios: Math.max(summary.sequential.oursVsAxios, summary.concurrent.oursVsAxios) };
+  const result = {
+    rounds: ROUNDS,
+    ...summary,
+    clientVsAxios: Math.max(summary.sequential.oursVsAxios, summary.concurrent.oursVsAxios),
+  };
   if (process.send) process.send({ type: 'client-result', result });
   else console.log(JSON.stringify(result, null, 2));
 } finally {

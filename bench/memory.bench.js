@@ -100,7 +100,11 @@ async function steadyState() {
     const result = await dispatcher.dispatch(event, { receivedAt: new Date() });
     if (result.outcome !== 'handled') throw new Error(`delivery ${i}: ${result.outcome}`);
     if (i % (DELIVERIES / 4) === 0) {
-      samples.push({ deliveries: i, heapMB: round((settledHeap().heapUsed - start.heapUsed) / MB, 2), storeSize: store.size });
+      samples.push({
+        deliveries: i,
+        heapMB: round((settledHeap().heapUsed - start.heapUsed) / MB, 2),
+        storeSize: store.size,
+      });
     }
   }
   await app.close();

@@ -36,8 +36,18 @@ function areaOf(frame) {
   if (!url) return frame.functionName.startsWith('(') ? frame.functionName : 'native';
   if (/\/dist-sample\/(.+\/)?lib\//.test(url)) return 'ours (lib/)';
   if (url.includes('/node_modules/@nestjs/')) return 'nest';
-  if (/node_modules\/(express|router|body-parser|raw-body|finalhandler|send|serve-static|on-finished|type-is|content-type|qs|iconv-lite|cookie|accepts|negotiator|mime)/.test(url)) return 'express & body-parser';
-  if (/node_modules\/(fastify|@fastify|find-my-way|light-my-request|avvio|pino|fast-json-stringify|secure-json-parse)/.test(url)) return 'fastify';
+  if (
+    /node_modules\/(express|router|body-parser|raw-body|finalhandler|send|serve-static|on-finished|type-is|content-type|qs|iconv-lite|cookie|accepts|negotiator|mime)/.test(
+      url,
+    )
+  )
+    return 'express & body-parser';
+  if (
+    /node_modules\/(fastify|@fastify|find-my-way|light-my-request|avvio|pino|fast-json-stringify|secure-json-parse)/.test(
+      url,
+    )
+  )
+    return 'fastify';
   if (url.includes('/node_modules/lru-cache/')) return 'lru-cache';
   if (url.includes('/node_modules/')) return 'other packages';
   if (url.startsWith('node:')) return 'node';
@@ -93,19 +103,31 @@ export function analyzeProfile(profile) {
 function printAnalysis(a, top, requests) {
   const pct = (us) => `${((100 * us) / a.busy).toFixed(1).padStart(5)}%`;
   const perRequest = (us) => (requests ? `  ${(us / requests).toFixed(1).padStart(6)} µs/req` : '');
-  console.log(`\nCPU busy ${a.busyMs.toFixed(0)} ms, idle ${a.idleMs.toFixed(0)} ms; percentages are of busy time (start-up included).\n`);
+  console.log(
+    `\nCPU busy ${a.busyMs.toFixed(0)} ms, idle ${a.idleMs.toFixed(0)} ms; percentages are of busy time (start-up included).\n`,
+  );
   console.log(`Self time by area${requests ? ` (and per request, over the ${requests} requests served)` : ''}:`);
-  for (const [area, us] of a.areas.filter(([area]) => area !== '(idle)').sort((x, y) => y[1] - x[1])) console.log(`  ${pct(us)}${perRequest(us)}  ${area}`);
+  for (const [area, us] of a.areas.filter(([area]) => area !== '(idle)').sort((x, y) => y[1] - x[1]))
+    console.log(`  ${pct(us)}${perRequest(us)}  ${area}`);
   console.log(`\nOur functions (lib/) by self time (inclusive in brackets):`);
-  for (const f of a.fns.filter((f) => f.area === 'ours (lib/)').sort((x, y) => y.self - x.self).slice(0, top)) {
+  for (const f of a.fns
+    .filter((f) => f.area === 'ours (lib/)')
+    .sort((x, y) => y.self - x.self)
+    .slice(0, top)) {
     console.log(`  ${pct(f.self)}  [${pct(f.inclusive)}]  ${f.key}`);
   }
   console.log(`\nOur functions (lib/) by inclusive time:`);
-  for (const f of a.fns.filter((f) => f.area === 'ours (lib/)').sort((x, y) => y.inclusive - x.inclusive).slice(0, top)) {
+  for (const f of a.fns
+    .filter((f) => f.area === 'ours (lib/)')
+    .sort((x, y) => y.inclusive - x.inclusive)
+    .slice(0, top)) {
     console.log(`  ${pct(f.inclusive)}  (self ${pct(f.self)})  ${f.key}`);
   }
   console.log(`\nAll functions by self time:`);
-  for (const f of a.fns.filter((f) => f.key !== '(idle) :0').sort((x, y) => y.self - x.self).slice(0, top)) {
+  for (const f of a.fns
+    .filter((f) => f.key !== '(idle) :0')
+    .sort((x, y) => y.self - x.self)
+    .slice(0, top)) {
     console.log(`  ${pct(f.self)}  ${f.area.padEnd(22)} ${f.key}`);
   }
 }
@@ -118,7 +140,10 @@ if (args.analyze) {
 const scenario = SCENARIOS.find((s) => s.id === args.scenario);
 if (!scenario) throw new Error(`unknown scenario ${args.scenario}; one of ${SCENARIOS.map((s) => s.id).join(', ')}`);
 const dir = mkdtempSync(join(tmpdir(), 'nestjs-payments-cpuprof-'));
-const pool = new DeliveryPool(() => (scenario.payload === 'stripe' ? stripeSignedDelivery() : signedDelivery()), 150_000);
+const pool = new DeliveryPool(
+  () => (scenario.payload === 'stripe' ? stripeSignedDelivery() : signedDelivery()),
+  150_000,
+);
 const child = await ScenarioProcess.start({
   file: scenario.file,
   options: { ...scenario.options, ...(args.options ? JSON.parse(args.options) : {}) },
@@ -127,10 +152,18 @@ const child = await ScenarioProcess.start({
 });
 await loadRun({ port: child.port, path: scenario.path, pool, connections: Number(args.connections), durationS: 2 });
 const warm = pool.used;
-const run = await loadRun({ port: child.port, path: scenario.path, pool, connections: Number(args.connections), durationS: Number(args.duration) });
+const run = await loadRun({
+  port: child.port,
+  path: scenario.path,
+  pool,
+  connections: Number(args.connections),
+  durationS: Number(args.duration),
+});
 await child.close();
 removeScenarioLogs();
-console.log(`${scenario.id}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, non-2xx ${run.non2xx} (under the profiler)`);
+console.log(
+  `${scenario.id}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms, non-2xx ${run.non2xx} (under the profiler)`,
+);
 const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
 if (!file) throw new Error(`no profile written in ${dir}`);
 console.log(`profile: ${join(dir, file)}`);

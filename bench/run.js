@@ -84,7 +84,9 @@ function ensurePeers() {
     timeout: 300_000,
   });
   if (result.status !== 0 || !existsSync(`${peersDir}/node_modules/@golevelup/nestjs-stripe/package.json`)) {
-    const why = result.error ? result.error.message : (result.stderr || result.stdout || `exit ${result.status}`).trim().split('\n').slice(-3).join(' | ');
+    const why = result.error
+      ? result.error.message
+      : (result.stderr || result.stdout || `exit ${result.status}`).trim().split('\n').slice(-3).join(' | ');
     return { available: false, reason: `npm ci in bench/peers failed: ${why}` };
   }
   log(`bench/peers: installed in ${((Date.now() - started) / 1000).toFixed(1)} s`);
@@ -113,11 +115,14 @@ const beforeScenarios = args['before-lib']
       ...s,
       id: `${s.id}-before`,
       title: `${s.title} (before: ${args['before-lib']})`,
-      options: { ...s.options, lib: new URL(`${args['before-lib'].replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href },
+      options: {
+        ...s.options,
+        lib: new URL(`${args['before-lib'].replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href,
+      },
     }))
   : [];
-const selected = [...SCENARIOS, ...beforeScenarios].filter(
-  (s) => (only ? only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))) : !(quick && s.fullOnly)),
+const selected = [...SCENARIOS, ...beforeScenarios].filter((s) =>
+  only ? only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))) : !(quick && s.fullOnly),
 );
 const unavailable = new Map();
 const wantsPeer = selected.some((s) => s.group === 'peer');
@@ -191,7 +196,10 @@ async function runScenario(scenario) {
       handlerRuns: server.handlerRuns,
       handlerMissing: scenario.runsHandler && server.handlerRuns < ok2xx ? ok2xx - server.handlerRuns : 0,
       // Queued: every 2xx (warm-up included) promises a job durably in the queue.
-      jobsMissing: server.extra?.jobsQueued !== undefined ? Math.max(0, ok2xx + warm.requests - warm.non2xx - server.extra.jobsQueued) : 0,
+      jobsMissing:
+        server.extra?.jobsQueued !== undefined
+          ? Math.max(0, ok2xx + warm.requests - warm.non2xx - server.extra.jobsQueued)
+          : 0,
       serverCores: server.cpuMs / server.wallMs,
       serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
@@ -203,7 +211,8 @@ async function runScenario(scenario) {
     return { error: error.message };
   } finally {
     const exit = await child.close();
-    if (exit?.code !== 0) warnings.push(`${scenario.id}: the scenario process did not exit cleanly (${JSON.stringify(exit)})`);
+    if (exit?.code !== 0)
+      warnings.push(`${scenario.id}: the scenario process did not exit cleanly (${JSON.stringify(exit)})`);
   }
 }
 
@@ -231,14 +240,23 @@ for (let r = 0; r < config.rounds; r++) {
 }
 
 // Keep the children's output only when a run failed (its error message names the file).
-if (Object.values(runs).flat().every((r) => !r.error)) removeScenarioLogs();
+if (
+  Object.values(runs)
+    .flat()
+    .every((r) => !r.error)
+)
+  removeScenarioLogs();
 
 // ---- memory and client ---------------------------------------------------------------------------
 
 /** Runs a benchmark script in a child and returns the message of `type` it sends. */
 function runChild(file, execArgv, type) {
   return new Promise((resolve, reject) => {
-    const child = fork(`${benchDir}${file}`, quick ? ['--quick'] : [], { execArgv, cwd: rootDir, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const child = fork(`${benchDir}${file}`, quick ? ['--quick'] : [], {
+      execArgv,
+      cwd: rootDir,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     let output = '';
     let result;
     child.stdout.on('data', (c) => (output = (output + c).slice(-4000)));
@@ -246,7 +264,11 @@ function runChild(file, execArgv, type) {
     child.on('message', (m) => {
       if (m?.type === type) result = m.result;
     });
-    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`${file} exited ${code}: ${output.trim().split('\n').slice(-8).join(' | ')}`))));
+    child.on('exit', (code) =>
+      result && code === 0
+        ? resolve(result)
+        : reject(new Error(`${file} exited ${code}: ${output.trim().split('\n').slice(-8).join(' | ')}`)),
+    );
   });
 }
 
@@ -310,15 +332,29 @@ for (const s of selected) {
     serverCpuUsPerRequest: round(median(ok.map((r) => r.serverCpuUsPerRequest)), 1),
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
     signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
-    perRound: runs[s.id].map((r) => (r.error ? { error: r.error } : { rps: round(r.rps, 0), p50Ms: round(r.p50, 3), p99Ms: round(r.p99, 3), non2xx: r.non2xx, serverCores: round(r.serverCores, 2), serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1) })),
+    perRound: runs[s.id].map((r) =>
+      r.error
+        ? { error: r.error }
+        : {
+            rps: round(r.rps, 0),
+            p50Ms: round(r.p50, 3),
+            p99Ms: round(r.p99, 3),
+            non2xx: r.non2xx,
+            serverCores: round(r.serverCores, 2),
+            serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1),
+          },
+    ),
     ...(errors.length ? { errors } : {}),
   };
   const blame = (what) => (s.group === 'peer' ? warnings : failures).push(`${s.id}: ${what}`);
   if (errors.length) blame(`${errors.length} round(s) failed: ${errors[0]}`);
-  if (scenarios[s.id].non2xx > 0) blame(`${scenarios[s.id].non2xx} non-2xx answers (${JSON.stringify(ok.map((r) => r.statusCodes))})`);
+  if (scenarios[s.id].non2xx > 0)
+    blame(`${scenarios[s.id].non2xx} non-2xx answers (${JSON.stringify(ok.map((r) => r.statusCodes))})`);
   if (scenarios[s.id].socketErrors > 0) blame(`${scenarios[s.id].socketErrors} socket errors/timeouts`);
-  if (scenarios[s.id].handlerMissing > 0) blame(`the handler did not run for ${scenarios[s.id].handlerMissing} answered deliveries`);
-  if (scenarios[s.id].jobsMissing > 0) blame(`${scenarios[s.id].jobsMissing} acknowledged deliveries have no job in the queue`);
+  if (scenarios[s.id].handlerMissing > 0)
+    blame(`the handler did not run for ${scenarios[s.id].handlerMissing} answered deliveries`);
+  if (scenarios[s.id].jobsMissing > 0)
+    blame(`${scenarios[s.id].jobsMissing} acknowledged deliveries have no job in the queue`);
 }
 
 const rps = (id) => scenarios[id]?.rps;
@@ -389,7 +425,8 @@ const results = {
   config: {
     ...config,
     payloadBytes: 1024,
-    logLevels: "log, warn, error, fatal (Nest default minus debug/verbose); the *-default-logs scenarios: Nest's default logger (every level)",
+    logLevels:
+      "log, warn, error, fatal (Nest default minus debug/verbose); the *-default-logs scenarios: Nest's default logger (every level)",
     ...(args['before-lib'] ? { beforeLib: args['before-lib'] } : {}),
   },
   scenarios,

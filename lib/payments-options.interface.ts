@@ -3,7 +3,11 @@ import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './webhook
 
 export type { PaymentsEnvironment, PaymentsHttpOptions } from './client/payments-client.options.js';
 export type { PaymentsQueueConnection, PaymentsQueueOptions } from './webhooks/queue/payments-queue.options.js';
-export type { PaymentsProcessingOptions, PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './webhooks/payments-webhooks.options.js';
+export type {
+  PaymentsProcessingOptions,
+  PaymentsWebhooksOptions,
+  ResolvedWebhooksOptions,
+} from './webhooks/payments-webhooks.options.js';
 
 /**
  * Options of `PaymentsModule.forRoot` / the factory of `forRootAsync`: the client's (`apiKey`,

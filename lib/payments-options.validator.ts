@@ -10,7 +10,10 @@ import { validateWebhooksOptions } from './webhooks/payments-webhooks.validator.
  * option and the fix; never echoes `apiKey` or a secret. `instance` names the module instance (for
  * per-instance defaults such as the queue name).
  */
-export function validatePaymentsOptions(input: PaymentsModuleOptions, instance: string = DEFAULT_PAYMENTS_INSTANCE): ResolvedPaymentsOptions {
+export function validatePaymentsOptions(
+  input: PaymentsModuleOptions,
+  instance: string = DEFAULT_PAYMENTS_INSTANCE,
+): ResolvedPaymentsOptions {
   const raw: unknown = input;
   if (!isObject(raw)) {
     return fail('options', `must be an object, got ${kind(raw)}`, 'pass { apiKey, environment, baseUrl, webhooks }');
@@ -29,7 +32,10 @@ const validated = new WeakMap<object, ResolvedPaymentsOptions>();
  * `validatePaymentsOptions`, once per options object: each part of one module instance takes its
  * slice from the same result, and whichever part Nest builds first reports the first bad option.
  */
-export function resolvePaymentsOptions(input: PaymentsModuleOptions, instance: string = DEFAULT_PAYMENTS_INSTANCE): ResolvedPaymentsOptions {
+export function resolvePaymentsOptions(
+  input: PaymentsModuleOptions,
+  instance: string = DEFAULT_PAYMENTS_INSTANCE,
+): ResolvedPaymentsOptions {
   if (typeof input !== 'object' || input === null) return validatePaymentsOptions(input, instance);
   let resolved = validated.get(input);
   if (resolved === undefined) {

@@ -33,8 +33,11 @@ export const {
 } = new ConfigurableModuleBuilder<PaymentsModuleOptions>({ moduleName: 'Payments' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
-  .setExtras<PaymentsModuleExtras>({ isGlobal: true, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined }, (definition, extras) => ({
-    ...definition,
-    global: extras.isGlobal !== false,
-  }))
+  .setExtras<PaymentsModuleExtras>(
+    { isGlobal: true, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined },
+    (definition, extras) => ({
+      ...definition,
+      global: extras.isGlobal !== false,
+    }),
+  )
   .build();

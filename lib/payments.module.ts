@@ -11,7 +11,11 @@ import {
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
-import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME, PAYMENTS_INSTANCE_NAME_PATTERN } from './core/payments.instance.js';
+import {
+  isDefaultPaymentsInstance,
+  PAYMENTS_INSTANCE_NAME,
+  PAYMENTS_INSTANCE_NAME_PATTERN,
+} from './core/payments.instance.js';
 import { PAYMENTS_RUNTIME } from './core/payments.runtime.js';
 import { PaymentsConfigurationError } from './errors/payments.errors.js';
 import { PaymentsTelemetry } from './telemetry/payments.telemetry.js';
@@ -23,9 +27,21 @@ import {
 } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
-import { PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, PAYMENTS_WEBHOOKS_PATH } from './webhooks/payments-webhooks.constants.js';
-import { checkWebhooksRoute, createPaymentsReceiverPart, normaliseWebhooksPath, webhooksPathOf } from './webhooks/payments-webhooks.providers.js';
-import { quietWebhookClientGoneOnFastify, WebhookRawBodyMiddleware, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.middleware.js';
+import {
+  PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
+  PAYMENTS_WEBHOOKS_PATH,
+} from './webhooks/payments-webhooks.constants.js';
+import {
+  checkWebhooksRoute,
+  createPaymentsReceiverPart,
+  normaliseWebhooksPath,
+  webhooksPathOf,
+} from './webhooks/payments-webhooks.providers.js';
+import {
+  quietWebhookClientGoneOnFastify,
+  WebhookRawBodyMiddleware,
+  type FastifyRouteHookHost,
+} from './webhooks/webhook-raw-body.middleware.js';
 
 /** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
 const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
@@ -74,12 +90,16 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
    */
   static override forRoot(options: typeof PAYMENTS_OPTIONS_TYPE): DynamicModule {
     const webhooks = (options as { webhooks?: unknown }).webhooks;
-    const processing = typeof webhooks === 'object' && webhooks !== null ? (webhooks as { processing?: unknown }).processing : undefined;
+    const processing =
+      typeof webhooks === 'object' && webhooks !== null ? (webhooks as { processing?: unknown }).processing : undefined;
     return compose(super.forRoot(options), {
       name: instanceNameOf(options.name),
       path: webhooksPathOf(options),
       queued: processing !== undefined && processing !== 'inline',
-      worker: typeof processing === 'object' && processing !== null ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false : undefined,
+      worker:
+        typeof processing === 'object' && processing !== null
+          ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false
+          : undefined,
     });
   }
 
@@ -94,7 +114,11 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     const path = options.webhooksPath === false ? false : normaliseWebhooksPath(options.webhooksPath);
     const processing = options.webhooksProcessing;
     if (processing !== undefined && processing !== 'inline' && processing !== 'queue') {
-      throw new PaymentsConfigurationError('webhooksProcessing', "must be 'inline' or 'queue'", "pass 'queue' when the factory returns processing: { queue }, 'inline' or nothing otherwise");
+      throw new PaymentsConfigurationError(
+        'webhooksProcessing',
+        "must be 'inline' or 'queue'",
+        "pass 'queue' when the factory returns processing: { queue }, 'inline' or nothing otherwise",
+      );
     }
     return compose(super.forRootAsync(options), {
       name: instanceNameOf(options.name),
@@ -110,7 +134,10 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   onModuleInit(): void {
     const others = this.discovery
       .getProviders()
-      .filter((wrapper) => wrapper.token === PAYMENTS_INSTANCE_DESCRIPTOR && wrapper.instance && wrapper.instance !== this.instance)
+      .filter(
+        (wrapper) =>
+          wrapper.token === PAYMENTS_INSTANCE_DESCRIPTOR && wrapper.instance && wrapper.instance !== this.instance,
+      )
       .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
     const me = this.instance;
     for (const other of others) {
@@ -150,7 +177,9 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       for (const method of this.metadataScanner.getAllMethodNames(prototype)) {
         const handler = (instance as Record<string, unknown>)[method];
         if (typeof handler !== 'function') continue;
-        const name = (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, handler) as { name?: string } | undefined)?.name;
+        const name = (
+          Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, handler) as { name?: string } | undefined
+        )?.name;
         if (name === undefined || isDefaultPaymentsInstance(name) || names.has(name)) continue;
         const id = `${(instance as object).constructor?.name ?? String(wrapper.name)}.${method}`;
         throw new PaymentsConfigurationError(
@@ -170,7 +199,11 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     if (this.webhooksPath === false) return;
     const adapter = this.adapterHost.httpAdapter?.getType();
     // Fastify reads the body itself; the module only keeps a client that goes away mid-body quiet.
-    if (adapter === 'fastify') quietWebhookClientGoneOnFastify(this.adapterHost.httpAdapter.getInstance<FastifyRouteHookHost>(), this.webhooksPath);
+    if (adapter === 'fastify')
+      quietWebhookClientGoneOnFastify(
+        this.adapterHost.httpAdapter.getInstance<FastifyRouteHookHost>(),
+        this.webhooksPath,
+      );
     if (adapter !== 'express') return;
     consumer.apply(WebhookRawBodyMiddleware).forRoutes({ path: this.webhooksPath, method: RequestMethod.POST });
   }
@@ -196,11 +229,22 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
   const receiver =
     path === false
       ? undefined
-      : createPaymentsReceiverPart({ name, path, queued: shape.queued, worker: shape.worker, inject: [PAYMENTS_MODULE_OPTIONS], resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks });
+      : createPaymentsReceiverPart({
+          name,
+          path,
+          queued: shape.queued,
+          worker: shape.worker,
+          inject: [PAYMENTS_MODULE_OPTIONS],
+          resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks,
+        });
   const core: Provider[] = [
     { provide: PAYMENTS_INSTANCE_NAME, useValue: name },
     { provide: PAYMENTS_WEBHOOKS_PATH, useValue: path },
-    { provide: PAYMENTS_RUNTIME, useFactory: (raw: PaymentsModuleOptions) => resolve(raw).runtime, inject: [PAYMENTS_MODULE_OPTIONS] },
+    {
+      provide: PAYMENTS_RUNTIME,
+      useFactory: (raw: PaymentsModuleOptions) => resolve(raw).runtime,
+      inject: [PAYMENTS_MODULE_OPTIONS],
+    },
     {
       provide: PAYMENTS_INSTANCE_DESCRIPTOR,
       useFactory: (raw: PaymentsModuleOptions): PaymentsInstanceDescriptor => {
@@ -219,7 +263,13 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
     ...definition,
     controllers: [...(definition.controllers ?? []), ...(receiver ? receiver.controllers : [])],
     providers: [...(definition.providers ?? []), ...core, ...client.providers, ...(receiver ? receiver.providers : [])],
-    exports: [...(definition.exports ?? []), PAYMENTS_RUNTIME, PaymentsTelemetry, ...client.exports, ...(receiver ? receiver.exports : [])],
+    exports: [
+      ...(definition.exports ?? []),
+      PAYMENTS_RUNTIME,
+      PaymentsTelemetry,
+      ...client.exports,
+      ...(receiver ? receiver.exports : []),
+    ],
   };
 }
 

@@ -20,9 +20,15 @@ const MOVES = [
   // unit: lib/webhooks/verifiers, lib/webhooks/stores, lib/webhooks/journal
   ['test/unit/verifiers/edge-cases.spec.ts', 'test/unit/webhooks/verifiers/edge-cases.spec.ts'],
   ['test/unit/verifiers/hmac.verifier.spec.ts', 'test/unit/webhooks/verifiers/hmac.verifier.spec.ts'],
-  ['test/unit/verifiers/standard-webhooks.verifier.spec.ts', 'test/unit/webhooks/verifiers/standard-webhooks.verifier.spec.ts'],
+  [
+    'test/unit/verifiers/standard-webhooks.verifier.spec.ts',
+    'test/unit/webhooks/verifiers/standard-webhooks.verifier.spec.ts',
+  ],
   ['test/unit/webhooks/memory-idempotency.store.spec.ts', 'test/unit/webhooks/stores/memory-idempotency.store.spec.ts'],
-  ['test/unit/webhooks/payment-delivery.journal.spec.ts', 'test/unit/webhooks/journal/payment-delivery.journal.spec.ts'],
+  [
+    'test/unit/webhooks/payment-delivery.journal.spec.ts',
+    'test/unit/webhooks/journal/payment-delivery.journal.spec.ts',
+  ],
   // unit: the module and its options live at the root of lib/
   ['test/unit/options/payments-options.boot.spec.ts', 'test/unit/payments-options.boot.spec.ts'],
   ['test/unit/options/payments-module.async.spec.ts', 'test/unit/payments-module.async.spec.ts'],
@@ -32,21 +38,33 @@ const MOVES = [
   ['test/unit/readme-open-choices.spec.ts', 'test/unit/docs/readme-open-choices.spec.ts'],
   // e2e: lib/testing/simulator, lib/health
   ['test/e2e/simulator/simulator-api.spec.ts', 'test/e2e/testing/simulator/simulator-api.spec.ts'],
-  ['test/e2e/simulator/simulator-checkout-browser.spec.ts', 'test/e2e/testing/simulator/simulator-checkout-browser.spec.ts'],
+  [
+    'test/e2e/simulator/simulator-checkout-browser.spec.ts',
+    'test/e2e/testing/simulator/simulator-checkout-browser.spec.ts',
+  ],
   ['test/e2e/simulator/simulator-checkout.spec.ts', 'test/e2e/testing/simulator/simulator-checkout.spec.ts'],
   ['test/e2e/simulator/simulator-deliveries.spec.ts', 'test/e2e/testing/simulator/simulator-deliveries.spec.ts'],
   ['test/e2e/simulator/simulator-with-module.spec.ts', 'test/e2e/testing/simulator/simulator-with-module.spec.ts'],
   ['test/e2e/simulator/webhook-receiver.fixture.ts', 'test/e2e/testing/simulator/webhook-receiver.fixture.ts'],
   ['test/e2e/telemetry/health.spec.ts', 'test/e2e/health/health.spec.ts'],
   // integration (Redis): lib/webhooks/stores, lib/webhooks/queue, lib/health, lib/telemetry
-  ['test/integration/redis-idempotency.store.spec.ts', 'test/integration/webhooks/stores/redis-idempotency.store.spec.ts'],
+  [
+    'test/integration/redis-idempotency.store.spec.ts',
+    'test/integration/webhooks/stores/redis-idempotency.store.spec.ts',
+  ],
   ['test/integration/payment-events-queue.spec.ts', 'test/integration/webhooks/queue/payment-events-queue.spec.ts'],
   ['test/integration/queued-processing.spec.ts', 'test/integration/webhooks/queue/queued-processing.spec.ts'],
   ['test/integration/health-redis.spec.ts', 'test/integration/health/health-redis.spec.ts'],
   ['test/integration/telemetry-queue.spec.ts', 'test/integration/telemetry/telemetry-queue.spec.ts'],
   // integration (PostgreSQL): stays under test/integration/postgres (its own config), laid out like lib/ inside
-  ['test/integration/postgres/postgres-idempotency.store.spec.ts', 'test/integration/postgres/webhooks/stores/postgres-idempotency.store.spec.ts'],
-  ['test/integration/postgres/pg-inbox.e2e.spec.ts', 'test/integration/postgres/webhooks/transactional/pg-inbox.e2e.spec.ts'],
+  [
+    'test/integration/postgres/postgres-idempotency.store.spec.ts',
+    'test/integration/postgres/webhooks/stores/postgres-idempotency.store.spec.ts',
+  ],
+  [
+    'test/integration/postgres/pg-inbox.e2e.spec.ts',
+    'test/integration/postgres/webhooks/transactional/pg-inbox.e2e.spec.ts',
+  ],
 ];
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
@@ -81,9 +99,14 @@ function rewrite(file, newFile) {
   return { next, changes };
 }
 
-const testFiles = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'test'], { cwd: root, encoding: 'utf8' })
+const testFiles = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', 'test'], {
+  cwd: root,
+  encoding: 'utf8',
+})
   .split('\n')
-  .filter((file) => /\.(ts|js|mjs)$/.test(file) && !file.includes('/node_modules/') && existsSync(path.join(root, file)))
+  .filter(
+    (file) => /\.(ts|js|mjs)$/.test(file) && !file.includes('/node_modules/') && existsSync(path.join(root, file)),
+  )
   .map((file) => path.join(root, file));
 
 const edits = [];

@@ -29,7 +29,10 @@ export async function createBaselineApp({ adapter = 'express', logger = BENCH_LO
   class BaselineModule {}
   decorateClass(BaselineModule, Module({ controllers: [BaselineWebhookController] }));
 
-  const httpAdapter = adapter === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
+  const httpAdapter =
+    adapter === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
   const appOptions = { rawBody: true, ...nestLoggerOption(logger) };
-  return httpAdapter ? NestFactory.create(BaselineModule, httpAdapter, appOptions) : NestFactory.create(BaselineModule, appOptions);
+  return httpAdapter
+    ? NestFactory.create(BaselineModule, httpAdapter, appOptions)
+    : NestFactory.create(BaselineModule, appOptions);
 }

@@ -56,7 +56,8 @@ async function deliver(from, to) {
   for (let i = from; i < to; i++) {
     const { body, headers } = signed[i];
     const answer = await send({ method: 'POST', url: WEBHOOK_PATH, headers, payload: body });
-    if (answer.statusCode !== 200) throw new Error(`delivery ${i} answered ${answer.statusCode}: ${answer.payload.slice(0, 200)}`);
+    if (answer.statusCode !== 200)
+      throw new Error(`delivery ${i} answered ${answer.statusCode}: ${answer.payload.slice(0, 200)}`);
   }
 }
 
@@ -64,6 +65,9 @@ await deliver(0, warmup);
 hostname(); // callgrind: zero the counters (--zero-before=uv_os_gethostname)
 await deliver(warmup, signed.length);
 homedir(); // callgrind: dump the counters (--dump-before=uv_os_homedir)
-if (handlerCounter.runs !== signed.length) throw new Error(`the handler ran ${handlerCounter.runs} times for ${signed.length} deliveries`);
-process.stderr.write(`${JSON.stringify({ type: 'instructions-driver', sent: signed.length, measured: deliveries, handlerRuns: handlerCounter.runs })}\n`);
+if (handlerCounter.runs !== signed.length)
+  throw new Error(`the handler ran ${handlerCounter.runs} times for ${signed.length} deliveries`);
+process.stderr.write(
+  `${JSON.stringify({ type: 'instructions-driver', sent: signed.length, measured: deliveries, handlerRuns: handlerCounter.runs })}\n`,
+);
 await close();

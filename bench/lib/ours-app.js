@@ -27,16 +27,29 @@ import { nestLoggerOption } from './nest-logger-option.js';
 const DEFAULT_LIB = new URL('../../dist-sample/lib/index.js', import.meta.url).href;
 
 export async function createOursApp(scenario = {}) {
-  const { adapter = 'express', store = 'memory', processing = 'inline', logger = BENCH_LOG_LEVELS, logDeliveries, maxEntries, lib = DEFAULT_LIB } = scenario;
+  const {
+    adapter = 'express',
+    store = 'memory',
+    processing = 'inline',
+    logger = BENCH_LOG_LEVELS,
+    logDeliveries,
+    maxEntries,
+    lib = DEFAULT_LIB,
+  } = scenario;
   const { transactional = false } = scenario;
-  const { MemoryIdempotencyStore, OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(lib);
+  const { MemoryIdempotencyStore, OnPaymentEvent, PaymentsModule, RedisIdempotencyStore, hmacVerifier } = await import(
+    lib
+  );
   const runId = `bench-${process.pid}-${Date.now()}`;
   const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 };
   const cleanups = [];
   let extra;
 
   // PostgreSQL scenarios: own database, statements counted per delivery (lib/postgres-bench.js).
-  const pgBench = store === 'postgres' || transactional ? await (await import('./postgres-bench.js')).createBenchDatabase(runId) : undefined;
+  const pgBench =
+    store === 'postgres' || transactional
+      ? await (await import('./postgres-bench.js')).createBenchDatabase(runId)
+      : undefined;
   if (pgBench) {
     extra = pgBench.extra;
     cleanups.push(() => pgBench.drop());
@@ -53,11 +66,16 @@ export async function createOursApp(scenario = {}) {
       handlerCounter.runs++;
       pgBench.counts.deliveries++;
       // The inbox scenario's handler: one plain INSERT in the inbox's transaction.
-      if (transactional) await ctx.transaction.query('INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)', [event.id, 100]);
+      if (transactional)
+        await ctx.transaction.query('INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)', [event.id, 100]);
     }
   }
   const Handlers = pgBench ? PostgresPaymentHandlers : PaymentHandlers;
-  decorateMethod(Handlers, 'onSucceeded', transactional ? OnPaymentEvent(EVENT_TYPE, { transactional: true }) : OnPaymentEvent(EVENT_TYPE));
+  decorateMethod(
+    Handlers,
+    'onSucceeded',
+    transactional ? OnPaymentEvent(EVENT_TYPE, { transactional: true }) : OnPaymentEvent(EVENT_TYPE),
+  );
   decorateClass(Handlers, Injectable());
 
   const webhooks = {
@@ -115,9 +133,12 @@ export async function createOursApp(scenario = {}) {
     }),
   );
 
-  const httpAdapter = adapter === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
+  const httpAdapter =
+    adapter === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
   const appOptions = { rawBody: true, ...nestLoggerOption(logger) };
-  const app = httpAdapter ? await NestFactory.create(BenchModule, httpAdapter, appOptions) : await NestFactory.create(BenchModule, appOptions);
+  const app = httpAdapter
+    ? await NestFactory.create(BenchModule, httpAdapter, appOptions)
+    : await NestFactory.create(BenchModule, appOptions);
   return { app, extra, cleanups };
 }
 

@@ -39,8 +39,19 @@ export function renderConsoleTable(results) {
       `${id.padEnd(24)} ${fmt(s.rps, 0).padStart(7)} ${fmt(s.p50Ms).padStart(7)} ${fmt(s.p99Ms).padStart(7)} ${(vs ? fmt(vs, 3) : '').padStart(7)} ${String(s.non2xx).padStart(7)} ${fmt(s.serverCores).padStart(7)} ${fmt(s.serverCpuUsPerRequest, 0).padStart(7)}`,
     );
   }
-  lines.push('', 'ratios: ' + Object.entries(results.ratios).map(([k, v]) => `${k} ${v ?? '—'}`).join(', '));
-  lines.push('server CPU per request, ratios: ' + Object.entries(results.cpuPerRequest).map(([k, v]) => `${k} ${v ?? '—'}`).join(', '));
+  lines.push(
+    '',
+    'ratios: ' +
+      Object.entries(results.ratios)
+        .map(([k, v]) => `${k} ${v ?? '—'}`)
+        .join(', '),
+  );
+  lines.push(
+    'server CPU per request, ratios: ' +
+      Object.entries(results.cpuPerRequest)
+        .map(([k, v]) => `${k} ${v ?? '—'}`)
+        .join(', '),
+  );
   if (results.memory) lines.push(`memory: retained100kMB ${results.memory.retained100kMB}`);
   return lines.join('\n');
 }
@@ -58,8 +69,12 @@ export function renderResultsMarkdown(results, instructions) {
   out.push('Profile findings, the fix they led to and why a target is missed: [NOTES.md](NOTES.md).');
   out.push('');
   out.push(`- date: ${results.date} (run took ${results.durationS} s)`);
-  out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB memory (load average at start ${m.loadAverageAtStart.join(', ')})`);
-  out.push(`- Node ${v.node}, Nest ${v.nest} (ours and its baselines); peer: @golevelup/nestjs-stripe ${v.peerModule ?? '—'} on Nest ${v.peerNest ?? '—'}, stripe ${v.stripe ?? '—'}`);
+  out.push(
+    `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB memory (load average at start ${m.loadAverageAtStart.join(', ')})`,
+  );
+  out.push(
+    `- Node ${v.node}, Nest ${v.nest} (ours and its baselines); peer: @golevelup/nestjs-stripe ${v.peerModule ?? '—'} on Nest ${v.peerNest ?? '—'}, stripe ${v.stripe ?? '—'}`,
+  );
   out.push(
     `- load: autocannon ${v.autocannon}, ${c.connections} connections, pipelining ${c.pipelining}, 127.0.0.1; ${c.rounds} interleaved rounds of ${c.warmupS} s warm-up + ${c.durationS} s measured, a fresh server process per scenario and round; 1 KB signed payload, fresh event id per request; Nest log levels ${c.logLevels}`,
   );
@@ -67,7 +82,9 @@ export function renderResultsMarkdown(results, instructions) {
   out.push('');
   out.push('## Webhook ingestion');
   out.push('');
-  out.push('| scenario | req/s | p50 ms | p99 ms | vs its baseline | non-2xx | server CPU (cores) | server CPU µs/request |');
+  out.push(
+    '| scenario | req/s | p50 ms | p99 ms | vs its baseline | non-2xx | server CPU (cores) | server CPU µs/request |',
+  );
   out.push('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const { id, s, vs, base } of rows(results)) {
     if (s.unavailable) {
@@ -85,7 +102,9 @@ export function renderResultsMarkdown(results, instructions) {
   out.push('|---|---:|');
   for (const [k, val] of Object.entries(results.ratios)) out.push(`| \`${k}\` | ${val ?? '—'} |`);
   out.push('');
-  out.push('Server CPU time per request, ours over the reference (> 1: we spend more per request; depends less on machine noise than req/s):');
+  out.push(
+    'Server CPU time per request, ours over the reference (> 1: we spend more per request; depends less on machine noise than req/s):',
+  );
   out.push('');
   out.push('| ratio | value |');
   out.push('|---|---:|');
@@ -96,7 +115,9 @@ export function renderResultsMarkdown(results, instructions) {
     const st = mem.steadyState;
     out.push('## Memory');
     out.push('');
-    out.push(`- \`MemoryIdempotencyStore\` holding ${mem.retainedEvents} completed events: **${mem.retained100kMB} MB** of heap (${mem.bytesPerEvent} bytes per event), plus ${mem.retainedTypedArraysMB} MB of typed arrays (the LRU's index)`);
+    out.push(
+      `- \`MemoryIdempotencyStore\` holding ${mem.retainedEvents} completed events: **${mem.retained100kMB} MB** of heap (${mem.bytesPerEvent} bytes per event), plus ${mem.retainedTypedArraysMB} MB of typed arrays (the LRU's index)`,
+    );
     out.push(
       `- steady state: ${st.deliveries} deliveries through the dispatcher into a store with maxEntries ${st.maxEntries}: store size ${st.storeSize}, heap ${st.heapMB} MB above the start, growth over the second half ${st.growthSecondHalfMB} MB (samples: ${st.samples.map((x) => `${x.deliveries}: ${x.heapMB} MB`).join(', ')})`,
     );
@@ -109,7 +130,9 @@ export function renderResultsMarkdown(results, instructions) {
     out.push('|---|---:|---:|---:|---:|---:|---:|');
     for (const mode of ['sequential', 'concurrent']) {
       const x = results.client[mode];
-      out.push(`| ${mode} (concurrency ${x.concurrency}) | ${x.calls} | ${x.oursWallMs} | ${x.axiosWallMs} | ${x.oursVsAxios} | ${x.oursSockets} | ${x.axiosSockets} |`);
+      out.push(
+        `| ${mode} (concurrency ${x.concurrency}) | ${x.calls} | ${x.oursWallMs} | ${x.axiosWallMs} | ${x.oursVsAxios} | ${x.oursSockets} | ${x.axiosSockets} |`,
+      );
     }
     out.push('');
   }
@@ -118,7 +141,8 @@ export function renderResultsMarkdown(results, instructions) {
   out.push('');
   out.push('| target | value | |');
   out.push('|---|---:|---|');
-  for (const t of evaluateTargets(results, instructions)) out.push(`| ${t.text} | ${t.value ?? '—'} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : '**miss**'} |`);
+  for (const t of evaluateTargets(results, instructions))
+    out.push(`| ${t.text} | ${t.value ?? '—'} | ${t.pass === null ? 'not measured' : t.pass ? 'pass' : '**miss**'} |`);
   out.push('');
   if (results.warnings.length || results.failures.length) {
     out.push('## Warnings');
@@ -142,11 +166,14 @@ export function renderInstructions(instructions) {
   out.push('| case | log levels | instructions per delivery |');
   out.push('|---|---|---:|');
   for (const [id, r] of Object.entries(instructions.cases)) {
-    out.push(`| \`${id}\`: ${r.title} | ${r.logLevels ?? '—'} | ${r.error ? `failed: ${r.error.split('\n')[0]}` : r.instructionsPerDelivery.toLocaleString('en')} |`);
+    out.push(
+      `| \`${id}\`: ${r.title} | ${r.logLevels ?? '—'} | ${r.error ? `failed: ${r.error.split('\n')[0]}` : r.instructionsPerDelivery.toLocaleString('en')} |`,
+    );
   }
   out.push('');
   out.push('| ours over the bare route | ratio | net of the injection (harness) |');
   out.push('|---|---:|---:|');
-  for (const [k, v] of Object.entries(instructions.ratios)) out.push(`| \`${k}\` | ${v.ratio ?? '—'} | ${v.netOfHarness ?? '—'} |`);
+  for (const [k, v] of Object.entries(instructions.ratios))
+    out.push(`| \`${k}\` | ${v.ratio ?? '—'} | ${v.netOfHarness ?? '—'} |`);
   return out;
 }

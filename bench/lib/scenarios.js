@@ -107,7 +107,7 @@ export const SCENARIOS = [
   },
   {
     id: 'peer-baseline',
-    title: 'bare Nest route on the peer\'s Nest, Express (Stripe signature by hand + JSON.parse)',
+    title: "bare Nest route on the peer's Nest, Express (Stripe signature by hand + JSON.parse)",
     file: `${bench}peers/bare-route.server.js`,
     options: {},
     payload: 'stripe',

@@ -80,7 +80,10 @@ export function signedDelivery(id = randomUUID()) {
 }
 
 /** One Stripe-signed delivery (`stripe-signature: t=<ts>,v1=<hmac of "t.body">`), signed at `timestamp`. */
-export function stripeSignedDelivery(timestamp = Math.floor(Date.now() / 1000), id = `evt_${randomUUID().replaceAll('-', '')}`) {
+export function stripeSignedDelivery(
+  timestamp = Math.floor(Date.now() / 1000),
+  id = `evt_${randomUUID().replaceAll('-', '')}`,
+) {
   const body = stripe.before + id + stripe.after;
   const v1 = createHmac('sha256', STRIPE_SECRET).update(`${timestamp}.${body}`).digest('hex');
   return { body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${timestamp},v1=${v1}` } };

@@ -15,9 +15,20 @@ import {
 } from '../errors/payments.errors.js';
 import type { ResolvedPaymentsClientOptions } from './payments-client.options.js';
 import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
-import { assertMethod, assertRelativePath, buildQueryString, refusedArgument, sanitizeHeaders } from './payments-request.validation.js';
+import {
+  assertMethod,
+  assertRelativePath,
+  buildQueryString,
+  refusedArgument,
+  sanitizeHeaders,
+} from './payments-request.validation.js';
 import { ANSWER_ENDED_EARLY_MESSAGE } from '../errors/payments.messages.js';
-import { isRetryableConnectionError, isRetryableStatus, parseRetryAfterMs, retryDelayMs } from './payments-retry.policy.js';
+import {
+  isRetryableConnectionError,
+  isRetryableStatus,
+  parseRetryAfterMs,
+  retryDelayMs,
+} from './payments-retry.policy.js';
 import { REDACTED, redactSecret } from './payments-secret.redactor.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 
@@ -131,7 +142,10 @@ export class PaymentsHttpTransport implements PaymentsRequester {
     this.#base = options.baseUrl.replace(/\/+$/, '');
     this.#origin = new URL(this.#base).origin;
     const baseUrl = new URL(this.#base);
-    this.#server = { address: baseUrl.hostname, port: baseUrl.port ? Number(baseUrl.port) : baseUrl.protocol === 'https:' ? 443 : 80 };
+    this.#server = {
+      address: baseUrl.hostname,
+      port: baseUrl.port ? Number(baseUrl.port) : baseUrl.protocol === 'https:' ? 443 : 80,
+    };
     this.#options = { http: options.http, runtime: options.runtime };
     this.#httpAgent = new HttpAgent({ keepAlive: true });
     this.#httpsAgent = new HttpsAgent({ keepAlive: true });
@@ -202,7 +216,13 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       if (outcome.kind === 'answer' && outcome.tooLarge) {
         // A broken or hostile upstream: the same answer again would only cost the same bytes.
         call.end({ status: outcome.status });
-        throw new PaymentsResponseTooLargeError({ method, path: safePath, status: outcome.status, attempts: attempt, maxResponseBytes: this.#options.http.maxResponseBytes });
+        throw new PaymentsResponseTooLargeError({
+          method,
+          path: safePath,
+          status: outcome.status,
+          attempts: attempt,
+          maxResponseBytes: this.#options.http.maxResponseBytes,
+        });
       }
       if (outcome.kind === 'answer') {
         if (outcome.status >= 200 && outcome.status < 300) {
@@ -212,7 +232,9 @@ export class PaymentsHttpTransport implements PaymentsRequester {
         const retryAfterMs = parseRetryAfterMs(outcome.retryAfter, runtime.now());
         if (retriesLeft && isRetryableStatus(method, outcome.status)) {
           const delay = retryDelayMs(attempt - 1, retryAfterMs, policy);
-          this.#logger.warn(`${method} ${safePath} answered ${outcome.status}; retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+          this.#logger.warn(
+            `${method} ${safePath} answered ${outcome.status}; retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`,
+          );
           call.retry(delay, String(outcome.status));
           await runtime.sleep(delay);
           continue;
@@ -222,7 +244,9 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       }
       if (retriesLeft && isRetryableConnectionError(method, outcome.code)) {
         const delay = retryDelayMs(attempt - 1, undefined, policy);
-        this.#logger.warn(`${method} ${safePath} got no answer (${outcome.code}); retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`);
+        this.#logger.warn(
+          `${method} ${safePath} got no answer (${outcome.code}); retry ${attempt}/${maxRetries} in ${Math.round(delay)} ms`,
+        );
         call.retry(delay, outcome.code);
         await runtime.sleep(delay);
         continue;
@@ -239,7 +263,12 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   }
 
   /** One try, bounded by `http.timeoutMs` (connect, send and read the whole body). */
-  async #attempt(method: PaymentsHttpMethod, url: string, headers: Record<string, string>, data: string | undefined): Promise<AttemptOutcome> {
+  async #attempt(
+    method: PaymentsHttpMethod,
+    url: string,
+    headers: Record<string, string>,
+    data: string | undefined,
+  ): Promise<AttemptOutcome> {
     const controller = new AbortController();
     let timedOut = false;
     let stream: Readable | undefined;
@@ -252,7 +281,8 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       const response = await this.#axios.request<Readable>({ method, url, headers, data, signal: controller.signal });
       stream = response.data;
       const read = await readAtMost(stream, this.#options.http.maxResponseBytes, response.headers['content-length']);
-      if (read === undefined) return { kind: 'answer', status: response.status, retryAfter: undefined, body: undefined, tooLarge: true };
+      if (read === undefined)
+        return { kind: 'answer', status: response.status, retryAfter: undefined, body: undefined, tooLarge: true };
       const body = parseBody(read.toString('utf8'), response.headers['content-type']);
       return { kind: 'answer', status: response.status, retryAfter: response.headers['retry-after'], body };
     } catch (error: unknown) {

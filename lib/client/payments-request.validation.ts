@@ -8,7 +8,13 @@ export const refusedArgument = (where: string, argument: string, problem: string
   new PaymentsInvalidArgumentError(where, argument, problem, NOTHING_SENT_NOTE);
 
 /** Methods `request()` accepts. */
-export const PAYMENTS_HTTP_METHODS: ReadonlySet<PaymentsHttpMethod> = new Set(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']);
+export const PAYMENTS_HTTP_METHODS: ReadonlySet<PaymentsHttpMethod> = new Set([
+  'GET',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+]);
 
 /**
  * Characters allowed in a `request()` path: RFC 3986 `pchar` plus `/`. No `?`, `#`, `\`, spaces or
@@ -37,7 +43,13 @@ const HEADER_NAME_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const CONTROL_RE = /[\u0000-\u001f\u007f]/;
 
 const describeValue = (value: unknown): string =>
-  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'string' ? `a string of ${value.length} character(s)` : typeof value;
+  value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'string'
+        ? `a string of ${value.length} character(s)`
+        : typeof value;
 
 /**
  * Returns `id` when it is a UUID; otherwise throws `PaymentsInvalidArgumentError` (nothing is sent).
@@ -118,7 +130,9 @@ export function assertRelativePath(path: unknown, where: string): string {
     return refuse("must not contain '//'");
   }
   if (!PATH_CHARS_RE.test(path)) {
-    return refuse("may only contain URL path characters (no '?', '#', '\\', spaces or control characters; pass query parameters in `query`)");
+    return refuse(
+      "may only contain URL path characters (no '?', '#', '\\', spaces or control characters; pass query parameters in `query`)",
+    );
   }
   for (const raw of path.split('/')) {
     let segment: string;
@@ -128,7 +142,9 @@ export function assertRelativePath(path: unknown, where: string): string {
       return refuse("contains a '%' that is not a valid percent-escape");
     }
     if (isDotSegment(segment)) {
-      return refuse("must not contain a '.' or '..' segment, in any spelling a server could read as one (percent-encoded, full-width or one-dot-leader dots, a ';' parameter, trailing dots or spaces)");
+      return refuse(
+        "must not contain a '.' or '..' segment, in any spelling a server could read as one (percent-encoded, full-width or one-dot-leader dots, a ';' parameter, trailing dots or spaces)",
+      );
     }
     if (segment.includes('/') || segment.includes('\\') || CONTROL_RE.test(segment)) {
       return refuse("must not contain an encoded '/', '\\' or control character");
@@ -145,10 +161,18 @@ export function buildQueryString(query: unknown, where: string): string {
   }
   const params = new URLSearchParams();
   const add = (name: string, value: unknown): void => {
-    if (typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value))) {
+    if (
+      typeof value === 'string' ||
+      typeof value === 'boolean' ||
+      (typeof value === 'number' && Number.isFinite(value))
+    ) {
       params.append(name, String(value));
     } else {
-      throw refusedArgument(where, `query.${name}`, `must be a string, a finite number, a boolean or an array of them, got ${describeValue(value)}`);
+      throw refusedArgument(
+        where,
+        `query.${name}`,
+        `must be a string, a finite number, a boolean or an array of them, got ${describeValue(value)}`,
+      );
     }
   };
   for (const [name, value] of Object.entries(query as PaymentsQuery)) {

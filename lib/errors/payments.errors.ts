@@ -161,7 +161,11 @@ export class PaymentsResponseTooLargeError extends PaymentsApiError {
   /** The cap in force (`http.maxResponseBytes`). */
   readonly maxResponseBytes: number;
   constructor(init: Omit<PaymentsApiErrorInit, 'message' | 'body'> & { maxResponseBytes: number }) {
-    super({ ...init, body: undefined, message: responseTooLargeMessage(init.method, init.path, init.status, init.maxResponseBytes) });
+    super({
+      ...init,
+      body: undefined,
+      message: responseTooLargeMessage(init.method, init.path, init.status, init.maxResponseBytes),
+    });
     this.maxResponseBytes = init.maxResponseBytes;
   }
 
@@ -187,6 +191,13 @@ export class PaymentsConnectionError extends PaymentsError {
   }
 
   toJSON(): Record<string, unknown> {
-    return { name: this.name, message: this.message, method: this.method, path: this.path, code: this.code, attempts: this.attempts };
+    return {
+      name: this.name,
+      message: this.message,
+      method: this.method,
+      path: this.path,
+      code: this.code,
+      attempts: this.attempts,
+    };
   }
 }

@@ -13,8 +13,12 @@ export const configurationMessage = (option: string, problem: string, fix: strin
   `Invalid PaymentsModule option \`${option}\`: ${problem}. Fix: ${fix}`;
 
 /** A refused argument: names the call or constructor, the argument and the problem, never the value. */
-export const invalidArgumentMessage = (where: string, argument: string, problem: string, consequence?: string): string =>
-  `${where}: \`${argument}\` ${problem}.${consequence === undefined ? '' : ` ${consequence}`}`;
+export const invalidArgumentMessage = (
+  where: string,
+  argument: string,
+  problem: string,
+  consequence?: string,
+): string => `${where}: \`${argument}\` ${problem}.${consequence === undefined ? '' : ` ${consequence}`}`;
 
 /** What the client adds to a refused argument: the call stopped before the network. */
 export const NOTHING_SENT_NOTE = 'Nothing was sent to the payment service.';

@@ -549,7 +549,9 @@ function createInstruments(api: OtelApi): Instruments {
  * delegate (an SDK's provider). Duck-typed, so a second copy of the API is read the same way.
  */
 function hasTracerProvider(api: OtelApi): boolean {
-  const provider = api.trace.getTracerProvider() as Partial<Pick<InstanceType<OtelApi['ProxyTracerProvider']>, 'getDelegateTracer'>>;
+  const provider = api.trace.getTracerProvider() as Partial<
+    Pick<InstanceType<OtelApi['ProxyTracerProvider']>, 'getDelegateTracer'>
+  >;
   if (typeof provider.getDelegateTracer !== 'function') return true;
   return provider.getDelegateTracer(PAYMENTS_TELEMETRY_SCOPE) !== undefined;
 }

@@ -25,7 +25,10 @@ const chargeIntentState = (suffix: string): string =>
  *
  * @example createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { amount: 500 } } })
  */
-export function createPaymentEvent<T extends PaymentEventType>(type: T, overrides: PaymentEventOverrides = {}): PaymentEvent<T> {
+export function createPaymentEvent<T extends PaymentEventType>(
+  type: T,
+  overrides: PaymentEventOverrides = {},
+): PaymentEvent<T> {
   const [kind, suffix = ''] = type.split('.') as [string, string?];
   const { data: dataOverrides = {}, ...top } = overrides;
   const { payment_intent: paymentOverride, setup_intent: setupOverride, ...otherData } = dataOverrides;

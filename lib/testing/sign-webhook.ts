@@ -6,8 +6,7 @@ import { resolveClock, type VerifierClock } from '../webhooks/verifiers/verifier
 
 /** The secret to sign with: `secret`, or `secrets` as given to the verifier (the first one signs). */
 export type SigningSecret =
-  | { secret: string; secrets?: never }
-  | { secrets: string | readonly string[]; secret?: never };
+  { secret: string; secrets?: never } | { secrets: string | readonly string[]; secret?: never };
 
 interface SigningClock {
   /** Unix seconds (number) or a Date to stamp the delivery with. Default: `now()`, else the system clock. */
@@ -45,7 +44,11 @@ export interface SignedWebhook {
 function firstSecret(options: SigningSecret, scheme: string): string {
   const secret = options.secret ?? (Array.isArray(options.secrets) ? options.secrets[0] : options.secrets);
   if (typeof secret !== 'string' || secret === '') {
-    throw new PaymentsConfigurationError(`signWebhook({ scheme: '${scheme}', secret })`, 'is missing or empty', 'pass the same secret the verifier is configured with');
+    throw new PaymentsConfigurationError(
+      `signWebhook({ scheme: '${scheme}', secret })`,
+      'is missing or empty',
+      'pass the same secret the verifier is configured with',
+    );
   }
   return secret;
 }
@@ -68,20 +71,32 @@ function timestampSeconds(options: SigningClock): number {
  * await fetch(url, { method: 'POST', headers, body: rawBody });
  */
 export function signWebhook(payload: object | string | Buffer, options: SignWebhookOptions): SignedWebhook {
-  const rawBody = Buffer.isBuffer(payload) ? payload.toString('utf8') : typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const rawBody = Buffer.isBuffer(payload)
+    ? payload.toString('utf8')
+    : typeof payload === 'string'
+      ? payload
+      : JSON.stringify(payload);
   const seconds = timestampSeconds(options);
   const base = { 'content-type': 'application/json' };
 
   if (options.scheme === 'standard-webhooks') {
-    const payloadId = typeof payload === 'object' && !Buffer.isBuffer(payload) ? (payload as { id?: unknown }).id : undefined;
-    const msgId = options.msgId ?? (typeof payloadId === 'string' && payloadId !== '' ? payloadId : `msg_${randomUUID().replace(/-/g, '')}`);
+    const payloadId =
+      typeof payload === 'object' && !Buffer.isBuffer(payload) ? (payload as { id?: unknown }).id : undefined;
+    const msgId =
+      options.msgId ??
+      (typeof payloadId === 'string' && payloadId !== '' ? payloadId : `msg_${randomUUID().replace(/-/g, '')}`);
     return {
       rawBody,
       headers: {
         ...base,
         [STANDARD_WEBHOOKS_HEADERS.id]: msgId,
         [STANDARD_WEBHOOKS_HEADERS.timestamp]: String(seconds),
-        [STANDARD_WEBHOOKS_HEADERS.signature]: signStandardWebhook(firstSecret(options, options.scheme), msgId, seconds, rawBody),
+        [STANDARD_WEBHOOKS_HEADERS.signature]: signStandardWebhook(
+          firstSecret(options, options.scheme),
+          msgId,
+          seconds,
+          rawBody,
+        ),
       },
     };
   }
@@ -93,5 +108,9 @@ export function signWebhook(payload: object | string | Buffer, options: SignWebh
     return { rawBody, headers };
   }
   const unknown: { scheme?: unknown } = options;
-  throw new PaymentsConfigurationError('signWebhook({ scheme })', `is not a known scheme (${String(unknown.scheme)})`, "pass 'standard-webhooks' or 'hmac'");
+  throw new PaymentsConfigurationError(
+    'signWebhook({ scheme })',
+    `is not a known scheme (${String(unknown.scheme)})`,
+    "pass 'standard-webhooks' or 'hmac'",
+  );
 }

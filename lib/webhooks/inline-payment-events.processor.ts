@@ -4,14 +4,15 @@ import type { PaymentEvent } from './payment-event.types.js';
 import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from './payment-events-processor.interface.js';
 
 /** The HTTP answer for each dispatch outcome (the answer table of docs/webhooks.md). */
-export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEventsProcessingResult['status']>> = Object.freeze({
-  handled: 200,
-  duplicate: 200,
-  unhandled: 200,
-  busy: 409,
-  failed: 500,
-  store_unavailable: 503,
-});
+export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEventsProcessingResult['status']>> =
+  Object.freeze({
+    handled: 200,
+    duplicate: 200,
+    unhandled: 200,
+    busy: 409,
+    failed: 500,
+    store_unavailable: 503,
+  });
 
 /**
  * The default processor: runs the handlers during the request and answers once they are done, so a

@@ -1,5 +1,8 @@
 import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
-import { PAYMENT_EVENT_HANDLER_METADATA, PAYMENT_EVENT_HANDLER_OPTIONS_METADATA } from './payments-webhooks.constants.js';
+import {
+  PAYMENT_EVENT_HANDLER_METADATA,
+  PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
+} from './payments-webhooks.constants.js';
 import { ON_PAYMENT_EVENT_MESSAGES } from './payments-webhooks.messages.js';
 import type { PaymentEventHandlerFn, PaymentEventPattern } from './payment-event.types.js';
 
@@ -65,24 +68,35 @@ export function OnPaymentEvent<
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.badInstanceName);
   }
   const types = args as PaymentEventPattern[];
-  if (types.length === 0) throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.noEventName);
+  if (types.length === 0)
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.noEventName);
   return (_target, propertyKey, descriptor) => {
     const method = descriptor.value;
     if (typeof method !== 'function') {
-      throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', String(propertyKey), ON_PAYMENT_EVENT_MESSAGES.notAMethod);
+      throw new PaymentsInvalidArgumentError(
+        '@OnPaymentEvent()',
+        String(propertyKey),
+        ON_PAYMENT_EVENT_MESSAGES.notAMethod,
+      );
     }
-    const previous = (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_METADATA, method) as PaymentEventPattern[] | undefined) ?? [];
+    const previous =
+      (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_METADATA, method) as PaymentEventPattern[] | undefined) ?? [];
     const merged = [...previous];
     for (const type of types) {
       if (!merged.includes(type)) merged.push(type);
     }
     Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_METADATA, merged, method);
     if (options !== undefined) {
-      const previousOptions = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined;
+      const previousOptions = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as
+        OnPaymentEventOptions | undefined;
       if (options.name !== undefined && previousOptions?.name !== undefined && previousOptions.name !== options.name) {
         throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.twoInstanceNames);
       }
-      Reflect.defineMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, Object.freeze({ ...options, ...previousOptions }), method);
+      Reflect.defineMetadata(
+        PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
+        Object.freeze({ ...options, ...previousOptions }),
+        method,
+      );
     }
   };
 }

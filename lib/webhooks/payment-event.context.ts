@@ -16,7 +16,9 @@ export class PaymentEventIntentMissingError extends PaymentsError {
     readonly eventType: string,
     field: string,
   ) {
-    super(`Event ${eventId} (${eventType}) names no intent: data.${field}.id is missing, so retrieveIntent() cannot know which intent to GET`);
+    super(
+      `Event ${eventId} (${eventType}) names no intent: data.${field}.id is missing, so retrieveIntent() cannot know which intent to GET`,
+    );
   }
 }
 
@@ -34,7 +36,10 @@ const intentId = (value: unknown): string | undefined => {
  * `payment_intent.*` and `charge.*` -> `GET /payment_intents/{data.payment_intent.id}`. For a name
  * outside those families, whichever of the two `data` carries (payment intent first).
  */
-export async function retrieveIntentOf(event: PaymentEvent, client: PaymentIntentsRetriever): Promise<PaymentIntent | SetupIntent> {
+export async function retrieveIntentOf(
+  event: PaymentEvent,
+  client: PaymentIntentsRetriever,
+): Promise<PaymentIntent | SetupIntent> {
   const data = event.data as Record<string, unknown>;
   const family = event.event.slice(0, event.event.indexOf('.'));
   if (family === 'setup_intent') {

@@ -21,7 +21,10 @@ export interface ChargeEventData {
 }
 
 /** The payment-intent states the service also signals as `charge.*` events. */
-export const CHARGE_EVENT_STATES = Object.freeze(['succeeded', 'requires_capture'] as const satisfies readonly PaymentIntentState[]);
+export const CHARGE_EVENT_STATES = Object.freeze([
+  'succeeded',
+  'requires_capture',
+] as const satisfies readonly PaymentIntentState[]);
 
 /** A payment-intent state a charge event signals. */
 export type ChargeEventState = (typeof CHARGE_EVENT_STATES)[number];
@@ -31,7 +34,9 @@ export type ChargeEventState = (typeof CHARGE_EVENT_STATES)[number];
  * payment-intent states, `setup_intent.<state>` for the four setup-intent states, and
  * `charge.succeeded`, `charge.requires_capture`.
  */
-export type DocumentedPaymentEventTypeMap = { [S in PaymentIntentState as `payment_intent.${S}`]: PaymentIntentEventData } & {
+export type DocumentedPaymentEventTypeMap = {
+  [S in PaymentIntentState as `payment_intent.${S}`]: PaymentIntentEventData;
+} & {
   [S in SetupIntentState as `setup_intent.${S}`]: SetupIntentEventData;
 } & { [S in ChargeEventState as `charge.${S}`]: ChargeEventData };
 

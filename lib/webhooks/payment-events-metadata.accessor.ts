@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { PAYMENT_EVENT_HANDLER_METADATA, PAYMENT_EVENT_HANDLER_OPTIONS_METADATA } from './payments-webhooks.constants.js';
+import {
+  PAYMENT_EVENT_HANDLER_METADATA,
+  PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
+} from './payments-webhooks.constants.js';
 import type { OnPaymentEventOptions } from './on-payment-event.decorator.js';
 import type { PaymentEventPattern } from './payment-event.types.js';
 
@@ -16,6 +19,8 @@ export class PaymentEventsMetadataAccessor {
   /** The merged `OnPaymentEventOptions` of a method (an empty object when none were given). */
   getHandlerOptions(method: unknown): Readonly<OnPaymentEventOptions> {
     if (typeof method !== 'function') return {};
-    return (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined) ?? {};
+    return (
+      (Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as OnPaymentEventOptions | undefined) ?? {}
+    );
   }
 }

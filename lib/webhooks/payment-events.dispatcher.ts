@@ -67,7 +67,10 @@ export interface DispatchMeta {
 export class PaymentEventsDispatcher {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
-  private readonly busyLog = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
+  private readonly busyLog = new WebhookLogSampler({
+    write: (line) => this.logger.warn(line),
+    now: () => this.runtime.now(),
+  });
   private readonly leaseMs: number;
   /** '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a claim. */
   private readonly keyPrefix: string;
@@ -96,7 +99,8 @@ export class PaymentEventsDispatcher {
   async dispatch(event: PaymentEvent, meta: { receivedAt: Date; deliveryAttempt?: number }): Promise<DispatchResult> {
     const handlers = this.registry.handlersFor(event.event);
     if (handlers.length === 0) {
-      if (this.logDeliveries) this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
+      if (this.logDeliveries)
+        this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
       else this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
       if (this.listener) this.notify(event, meta, 'unhandled', []);
       return { outcome: 'unhandled', handlers: [] };
@@ -116,12 +120,21 @@ export class PaymentEventsDispatcher {
     return { outcome, handlers: results };
   }
 
-  private runHandler(handler: PaymentEventHandlerRegistration, event: PaymentEvent, meta: DispatchMeta): Promise<DispatchHandlerResult> {
+  private runHandler(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    meta: DispatchMeta,
+  ): Promise<DispatchHandlerResult> {
     return this.telemetry.runHandler(handler.id, event, () => this.runOne(handler, event, meta));
   }
 
   /** Tells the opt-in `webhooks.deliveryListener` what this dispatch did. */
-  private notify(event: PaymentEvent, meta: DispatchMeta, outcome: DispatchOutcome, results: DispatchHandlerResult[]): void {
+  private notify(
+    event: PaymentEvent,
+    meta: DispatchMeta,
+    outcome: DispatchOutcome,
+    results: DispatchHandlerResult[],
+  ): void {
     notifyDeliveryListener(
       this.listener,
       'onDispatch',
@@ -149,7 +162,9 @@ export class PaymentEventsDispatcher {
     try {
       claim = await this.store.claim(key, this.leaseMs);
     } catch (error) {
-      this.logger.error(`Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`);
+      this.logger.error(
+        `Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`,
+      );
       this.telemetry.storeError('claim');
       return { handler: handler.id, status: 'store_unavailable', error };
     }
@@ -190,7 +205,9 @@ export class PaymentEventsDispatcher {
     } catch (error) {
       // The handler ran but its completion is not recorded: answer 503 so the service retries. The
       // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
-      this.logger.error(`Handled ${whereOf(event, handler)} in ${durationMs} ms, but the store could not record it: ${describe(error)}`);
+      this.logger.error(
+        `Handled ${whereOf(event, handler)} in ${durationMs} ms, but the store could not record it: ${describe(error)}`,
+      );
       this.telemetry.storeError('complete');
       return { handler: handler.id, status: 'store_unavailable', durationMs, attempt, error };
     }
@@ -206,7 +223,11 @@ function whereOf(event: PaymentEvent, handler: PaymentEventHandlerRegistration):
 }
 
 /** The `logDeliveries` line: `Event <id> (<type>) <outcome>: <handler> <status> [in N ms] [(attempt n)], ...`. */
-function deliveryLine(event: PaymentEvent, outcome: DispatchOutcome, results: readonly DispatchHandlerResult[]): string {
+function deliveryLine(
+  event: PaymentEvent,
+  outcome: DispatchOutcome,
+  results: readonly DispatchHandlerResult[],
+): string {
   const parts = results.map((r) => {
     const took = r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`;
     const attempt = r.attempt === undefined || r.attempt === 1 ? '' : ` (attempt ${r.attempt})`;

@@ -93,7 +93,9 @@ export class PaymentEventsExplorer implements OnModuleInit {
   private warnIfScoped(wrapper: DiscoveredWrapper): void {
     const metatype = wrapper.metatype;
     const prototype =
-      typeof metatype === 'function' && metatype.prototype ? (metatype.prototype as object) : (wrapper.instance as object | undefined);
+      typeof metatype === 'function' && metatype.prototype
+        ? (metatype.prototype as object)
+        : (wrapper.instance as object | undefined);
     if (!prototype || typeof prototype !== 'object') return;
     const hasHandlers = this.metadataScanner
       .getAllMethodNames(prototype)
@@ -114,18 +116,28 @@ export class PaymentEventsExplorer implements OnModuleInit {
   private logRoutes(): void {
     const handlers = this.registry.handlers();
     if (this.webhooksPath === false) {
-      if (handlers.length > 0) this.logger.log(`No webhook route registered; ${handlers.length} handler(s) known (queued processing or another instance receives)`);
+      if (handlers.length > 0)
+        this.logger.log(
+          `No webhook route registered; ${handlers.length} handler(s) known (queued processing or another instance receives)`,
+        );
       return;
     }
     const instance = isDefaultPaymentsInstance(this.instanceName) ? '' : ` (instance '${this.instanceName}')`;
     this.logger.log(`Receiving webhooks at POST /${this.webhooksPath}${instance}`);
     const types = this.registry.handledEventTypes();
     if (types.length === 0) {
-      this.logger.warn(`No @OnPaymentEvent handler found${instance}: every verified event will be acknowledged and ignored`);
+      this.logger.warn(
+        `No @OnPaymentEvent handler found${instance}: every verified event will be acknowledged and ignored`,
+      );
       return;
     }
     for (const type of types) {
-      this.logger.log(`${type} -> ${this.registry.handlersFor(type).map((handler) => handler.id).join(', ')}`);
+      this.logger.log(
+        `${type} -> ${this.registry
+          .handlersFor(type)
+          .map((handler) => handler.id)
+          .join(', ')}`,
+      );
     }
   }
 }

@@ -72,7 +72,9 @@ export class PaymentEventsRegistry {
    */
   handledEventTypes(): PaymentEventType[] {
     this.load();
-    return this.knownEventTypes().filter((type) => this.handlersFor(type).length > 0).sort();
+    return this.knownEventTypes()
+      .filter((type) => this.handlersFor(type).length > 0)
+      .sort();
   }
 
   /**

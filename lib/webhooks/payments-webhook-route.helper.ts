@@ -15,5 +15,10 @@ import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.j
  * }
  */
 export function isPaymentsWebhookRoute(context: ExecutionContext, reflector: Reflector): boolean {
-  return reflector.getAllAndOverride<boolean | undefined>(PAYMENTS_WEBHOOK_ROUTE_METADATA, [context.getHandler(), context.getClass()]) === true;
+  return (
+    reflector.getAllAndOverride<boolean | undefined>(PAYMENTS_WEBHOOK_ROUTE_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]) === true
+  );
 }

@@ -1,4 +1,17 @@
-import { Controller, HttpCode, Logger, Inject, Post, Req, Res, SetMetadata, UseFilters, UseGuards, VERSION_NEUTRAL, type Type } from '@nestjs/common';
+import {
+  Controller,
+  HttpCode,
+  Logger,
+  Inject,
+  Post,
+  Req,
+  Res,
+  SetMetadata,
+  UseFilters,
+  UseGuards,
+  VERSION_NEUTRAL,
+  type Type,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
 import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
@@ -56,7 +69,14 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
       if (listener) {
         const { event, receivedAt } = delivery;
-        const record = { eventId: event.id, type: event.event, webhookId: event.webhook_id, status: result.status, outcome: result.outcome, receivedAt };
+        const record = {
+          eventId: event.id,
+          type: event.event,
+          webhookId: event.webhook_id,
+          status: result.status,
+          outcome: result.outcome,
+          receivedAt,
+        };
         notifyDeliveryListener(listener, 'onDelivery', record, LISTENER_LOGGER);
       }
       // Written explicitly (not returned), so a global interceptor of the host cannot reshape it.

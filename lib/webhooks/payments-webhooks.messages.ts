@@ -25,8 +25,7 @@ export const RAW_BODY_MISSING_MESSAGE =
   '(a re-serialised body would not match). Fix: create the app with NestFactory.create(AppModule, { rawBody: true }) ' +
   '(Express or Fastify), or with { bodyParser: false } on Express so that the payments middleware reads the body.';
 
-export const QUEUE_UNAVAILABLE_MESSAGE =
-  'is set to { queue }, but queued processing is not available in this build';
+export const QUEUE_UNAVAILABLE_MESSAGE = 'is set to { queue }, but queued processing is not available in this build';
 
 /** Problems `@OnPaymentEvent()` refuses when a class is defined (thrown as `PaymentsInvalidArgumentError`). */
 export const ON_PAYMENT_EVENT_MESSAGES = {
@@ -34,7 +33,8 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   noEventName: 'must name at least one event name or wildcard',
   notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
   badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { name: 'eu' }",
-  twoInstanceNames: 'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
+  twoInstanceNames:
+    'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
 } as const;
 
 /**

@@ -1,4 +1,12 @@
-import { Inject, Injectable, Logger, type InjectionToken, type OnApplicationShutdown, type Provider, type Type } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type InjectionToken,
+  type OnApplicationShutdown,
+  type Provider,
+  type Type,
+} from '@nestjs/common';
 import { DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
 import { getPaymentsInstanceToken } from '../core/payments.instance.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
@@ -67,9 +75,15 @@ export function checkWebhooksRoute(staticPath: string | false, raw: { webhooks?:
 }
 
 /** The store the options name, or a new `MemoryIdempotencyStore` that the instance owns (and closes). */
-export function createIdempotencyStore(webhooks: ResolvedWebhooksOptions | false, runtime: PaymentsRuntime): IdempotencyStore {
+export function createIdempotencyStore(
+  webhooks: ResolvedWebhooksOptions | false,
+  runtime: PaymentsRuntime,
+): IdempotencyStore {
   if (webhooks && webhooks.store) return webhooks.store;
-  return new MemoryIdempotencyStore({ retentionSeconds: webhooks ? webhooks.retentionSeconds : undefined, now: runtime });
+  return new MemoryIdempotencyStore({
+    retentionSeconds: webhooks ? webhooks.retentionSeconds : undefined,
+    now: runtime,
+  });
 }
 
 /** Closes the idempotency store on shutdown if the instance created it (a store passed in options belongs to the app). */
@@ -87,7 +101,9 @@ export class IdempotencyStoreCloser implements OnApplicationShutdown {
     try {
       await this.store.close?.();
     } catch (error) {
-      this.logger.warn(`Could not close the idempotency store: ${error instanceof Error ? error.message : typeof error}`);
+      this.logger.warn(
+        `Could not close the idempotency store: ${error instanceof Error ? error.message : typeof error}`,
+      );
     }
   }
 }
@@ -138,13 +154,20 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
         ? { provide: PaymentEventsProcessor, useExisting: InlinePaymentEventsProcessor }
         : {
             provide: PaymentEventsProcessor,
-            useFactory: (webhooks: ResolvedWebhooksOptions | false, inline: InlinePaymentEventsProcessor, queued: PaymentEventsQueueProcessor) =>
-              webhooks && webhooks.processing !== 'inline' ? queued : inline,
+            useFactory: (
+              webhooks: ResolvedWebhooksOptions | false,
+              inline: InlinePaymentEventsProcessor,
+              queued: PaymentEventsQueueProcessor,
+            ) => (webhooks && webhooks.processing !== 'inline' ? queued : inline),
             inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsQueueProcessor],
           };
   const providers: Provider[] = [
     { provide: PAYMENTS_WEBHOOKS_OPTIONS, useFactory: spec.resolve, inject: spec.inject },
-    { provide: IdempotencyStore, useFactory: createIdempotencyStore, inject: [PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_RUNTIME] },
+    {
+      provide: IdempotencyStore,
+      useFactory: createIdempotencyStore,
+      inject: [PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_RUNTIME],
+    },
     IdempotencyStoreCloser,
     PaymentEventsMetadataAccessor,
     { provide: PAYMENTS_EVENTS_REGISTRY, useClass: PaymentEventsRegistry },

@@ -6,8 +6,7 @@ export type WebhookPayloadProblem = 'invalid_json' | 'invalid_payload';
 
 /** Result of `parseWebhookPayload`. */
 export type WebhookPayloadParseResult =
-  | { ok: true; event: PaymentEvent }
-  | { ok: false; problem: WebhookPayloadProblem; detail: string };
+  { ok: true; event: PaymentEvent } | { ok: false; problem: WebhookPayloadProblem; detail: string };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
@@ -34,7 +33,8 @@ export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult 
   if (!isUuid(webhookId)) {
     return { ok: false, problem: 'invalid_payload', detail: 'webhook_id is not a UUID' };
   }
-  if (typeof event !== 'string' || event.trim() === '') return { ok: false, problem: 'invalid_payload', detail: 'event is not a non-empty string' };
+  if (typeof event !== 'string' || event.trim() === '')
+    return { ok: false, problem: 'invalid_payload', detail: 'event is not a non-empty string' };
   if (!isPlainObject(data)) return { ok: false, problem: 'invalid_payload', detail: 'data is not an object' };
   // An absent `metadata` is read as null: refusing it would make the service retry a valid event forever.
   if (metadata !== undefined && metadata !== null && !isPlainObject(metadata)) {

@@ -23,7 +23,10 @@ type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, ServerResponse> {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   /** 413 and 408 lines are sampled per reason: anyone can cause them. */
-  private readonly refusals = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
+  private readonly refusals = new WebhookLogSampler({
+    write: (line) => this.logger.warn(line),
+    now: () => this.runtime.now(),
+  });
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
@@ -77,14 +80,21 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
       if (settled) return;
       settle();
       // The client disconnected before the body ended ('aborted' / ECONNRESET): nobody is left to answer.
-      this.logger.debug(`Delivery ended by the client after ${received} byte(s) of its body${error ? ` (${error.message})` : ''}`);
+      this.logger.debug(
+        `Delivery ended by the client after ${received} byte(s) of its body${error ? ` (${error.message})` : ''}`,
+      );
       chunks.length = 0;
       if (!res.headersSent && !res.destroyed) res.destroy();
     };
     const timer = setTimeout(() => {
       if (settled) return;
       settle();
-      this.refuse(res, 408, 'request_timeout', `body not received within bodyTimeoutMs ${webhooks.bodyTimeoutMs} (${received} byte(s) arrived)`);
+      this.refuse(
+        res,
+        408,
+        'request_timeout',
+        `body not received within bodyTimeoutMs ${webhooks.bodyTimeoutMs} (${received} byte(s) arrived)`,
+      );
       chunks.length = 0;
     }, webhooks.bodyTimeoutMs);
     timer.unref();
@@ -99,7 +109,11 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
     this.refusals.log(reason, `Rejected delivery with ${status} ${reason}: ${detail}`);
     if (res.headersSent || res.destroyed) return;
     const body = JSON.stringify({ received: false, error: reason });
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
     res.end(body);
   }
 }

@@ -4,7 +4,11 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import type { PaymentEvent } from './payment-event.types.js';
-import { PAYMENTS_WEBHOOKS_LOGGER, RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
+import {
+  PAYMENTS_WEBHOOKS_LOGGER,
+  RAW_BODY_MISSING_MESSAGE,
+  type WebhookRejectionReason,
+} from './payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
@@ -47,12 +51,17 @@ export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDeli
 export class WebhookSignatureGuard implements CanActivate {
   protected readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   /** Refusals are sampled per reason: anyone can send them, so they must not set the log volume. */
-  protected readonly rejections = new WebhookLogSampler({ write: (line) => this.logger.warn(line), now: () => this.runtime.now() });
+  protected readonly rejections = new WebhookLogSampler({
+    write: (line) => this.logger.warn(line),
+    now: () => this.runtime.now(),
+  });
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
-    @Optional() @Inject(PaymentsTelemetry) protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
+    @Optional()
+    @Inject(PaymentsTelemetry)
+    protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {}
 
   /**
@@ -72,7 +81,11 @@ export class WebhookSignatureGuard implements CanActivate {
     }
 
     if (webhooks.requireHttps && !this.isSecure(request)) {
-      this.reject(403, 'https_required', 'plain HTTP while webhooks.requireHttps is on (behind a proxy, enable trust proxy)');
+      this.reject(
+        403,
+        'https_required',
+        'plain HTTP while webhooks.requireHttps is on (behind a proxy, enable trust proxy)',
+      );
     }
     const declared = this.declaredLength(request);
     if (declared !== undefined && declared > webhooks.maxBodyBytes) {
@@ -95,7 +108,9 @@ export class WebhookSignatureGuard implements CanActivate {
 
     const verification = this.verify(webhooks, rawBody, request);
     if (isPromiseLike(verification)) {
-      return Promise.resolve(verification).then((result) => this.accept(request, webhooks, rawBody, result, delivery, receivedAt));
+      return Promise.resolve(verification).then((result) =>
+        this.accept(request, webhooks, rawBody, result, delivery, receivedAt),
+      );
     }
     return this.accept(request, webhooks, rawBody, verification, delivery, receivedAt);
   }

@@ -34,9 +34,16 @@ describeLeakAudit();
 
 describe('reliability table', () => {
   it('prints the figures and every bad figure is zero', () => {
-    const table = report.render(`nestjs-payments reliability (FUZZ_RUNS=${FUZZ_RUNS}, CHAOS_PAYMENTS=${CHAOS_PAYMENTS}, FUZZ_SEED=${FUZZ_SEED}, ${new Date().toISOString()})`);
+    const table = report.render(
+      `nestjs-payments reliability (FUZZ_RUNS=${FUZZ_RUNS}, CHAOS_PAYMENTS=${CHAOS_PAYMENTS}, FUZZ_SEED=${FUZZ_SEED}, ${new Date().toISOString()})`,
+    );
     process.stdout.write(`\n${table}\n`);
-    const file = report.write({ fuzzRuns: FUZZ_RUNS, chaosPayments: CHAOS_PAYMENTS, fuzzSeed: FUZZ_SEED, date: new Date().toISOString() });
+    const file = report.write({
+      fuzzRuns: FUZZ_RUNS,
+      chaosPayments: CHAOS_PAYMENTS,
+      fuzzSeed: FUZZ_SEED,
+      date: new Date().toISOString(),
+    });
     process.stdout.write(`figures written to ${file}\n`);
     expect(report.badLines()).toEqual([]);
     expect(report.missingParts()).toEqual([]);

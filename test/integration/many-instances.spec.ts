@@ -10,7 +10,15 @@ import {
   startRedisWebhookApp,
   type RedisWebhookApp,
 } from '../fixtures/redis/redis-webhook-app.fixture.js';
-import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
+import {
+  createRedis,
+  createUnreachableRedis,
+  deadPort,
+  deleteKeys,
+  quitAll,
+  uniquePrefix,
+  waitFor,
+} from './redis-test.util.js';
 
 /**
  * The "done when" of scale-out, inline processing: three instances of one app (three Nest apps on
@@ -30,7 +38,13 @@ describe('three instances sharing a RedisIdempotencyStore (inline processing)', 
     for (const instance of ['A', 'B', 'C']) {
       const client = createRedis();
       clients.push(client);
-      apps.push(await startRedisWebhookApp({ instance, script, store: new RedisIdempotencyStore(client, { keyPrefix: prefix }) }));
+      apps.push(
+        await startRedisWebhookApp({
+          instance,
+          script,
+          store: new RedisIdempotencyStore(client, { keyPrefix: prefix }),
+        }),
+      );
     }
   });
 
@@ -85,9 +99,18 @@ describe('three instances sharing a RedisIdempotencyStore (inline processing)', 
       if (run.instance === 'A') throw new Error('warehouse API timed out');
     };
     expect((await deliver(apps[0]!.webhookUrl, signedDelivery(event))).status).toBe(500);
-    expect(await deliver(apps[1]!.webhookUrl, signedDelivery(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
-    expect(await deliver(apps[2]!.webhookUrl, signedDelivery(event))).toEqual({ status: 200, body: { received: true, outcome: 'duplicate' } });
-    expect(await deliver(apps[0]!.webhookUrl, signedDelivery(event))).toEqual({ status: 200, body: { received: true, outcome: 'duplicate' } });
+    expect(await deliver(apps[1]!.webhookUrl, signedDelivery(event))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'handled' },
+    });
+    expect(await deliver(apps[2]!.webhookUrl, signedDelivery(event))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'duplicate' },
+    });
+    expect(await deliver(apps[0]!.webhookUrl, signedDelivery(event))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'duplicate' },
+    });
     expect(script.runsOf(event.id)).toEqual([
       { instance: 'A', eventId: event.id, deliveryAttempt: 1 },
       { instance: 'B', eventId: event.id, deliveryAttempt: 2 },
@@ -119,7 +142,13 @@ describe('instances whose Redis is unreachable', () => {
     for (const instance of ['A', 'B', 'C']) {
       const client = createUnreachableRedis(port);
       clients.push(client);
-      apps.push(await startRedisWebhookApp({ instance, script, store: new RedisIdempotencyStore(client, { keyPrefix: uniquePrefix('dead') }) }));
+      apps.push(
+        await startRedisWebhookApp({
+          instance,
+          script,
+          store: new RedisIdempotencyStore(client, { keyPrefix: uniquePrefix('dead') }),
+        }),
+      );
     }
   });
 
@@ -130,7 +159,9 @@ describe('instances whose Redis is unreachable', () => {
 
   it('[W4] answers 503 to every delivery and runs no handler', async () => {
     const events = Array.from({ length: 5 }, () => createPaymentEvent('payment_intent.succeeded'));
-    const answers = await Promise.all(events.flatMap((event) => apps.map((app) => deliver(app.webhookUrl, signedDelivery(event)))));
+    const answers = await Promise.all(
+      events.flatMap((event) => apps.map((app) => deliver(app.webhookUrl, signedDelivery(event)))),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(15).fill(503));
     expect(script.runs).toEqual([]);
   });

@@ -60,7 +60,11 @@ export function createUnreachableRedis(port: number): Redis {
 /** Polls `check` (no fixed sleeps) until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  { timeoutMs = 30_000, intervalMs = 25, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  {
+    timeoutMs = 30_000,
+    intervalMs = 25,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -73,5 +77,7 @@ export async function waitFor<T>(
 
 /** Closes clients, ignoring the ones already closed. */
 export async function quitAll(...clients: Redis[]): Promise<void> {
-  await Promise.all(clients.map((client) => (client.status === 'end' ? undefined : client.quit().catch(() => client.disconnect()))));
+  await Promise.all(
+    clients.map((client) => (client.status === 'end' ? undefined : client.quit().catch(() => client.disconnect()))),
+  );
 }

@@ -20,7 +20,11 @@ interface FixtureDiagnostic {
 function compile(files: string[]): FixtureDiagnostic[] {
   const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
-  const options: ts.CompilerOptions = { ...parsed.options, noEmit: true, paths: { 'nestjs-payments': ['./lib/index.ts'] } };
+  const options: ts.CompilerOptions = {
+    ...parsed.options,
+    noEmit: true,
+    paths: { 'nestjs-payments': ['./lib/index.ts'] },
+  };
   const program = ts.createProgram(files, options);
   return ts
     .getPreEmitDiagnostics(program)
@@ -59,7 +63,8 @@ describe('@OnPaymentEvent types', () => {
     merged = compile([fixture('declaration-merging.fixture.ts')]);
   }, 120_000);
 
-  const of = (diagnostics: FixtureDiagnostic[], file: string): FixtureDiagnostic[] => diagnostics.filter((d) => d.file === file);
+  const of = (diagnostics: FixtureDiagnostic[], file: string): FixtureDiagnostic[] =>
+    diagnostics.filter((d) => d.file === file);
 
   it("[W11] a misspelt event name ('payment_intent.succeded') does not compile", () => {
     const file = 'misspelt-event-name.fixture.ts';
@@ -76,7 +81,10 @@ describe('@OnPaymentEvent types', () => {
   it("[W11] a misspelt event name does not compile with a trailing options object ({ name: 'eu' }) either", () => {
     const file = 'misspelt-event-name-named.fixture.ts';
     expect(of(standard, file)).toEqual([
-      expect.objectContaining({ line: sourceLine(file, "@OnPaymentEvent('payment_intent.succeded', { name: 'eu' })"), code: 2345 }),
+      expect.objectContaining({
+        line: sourceLine(file, "@OnPaymentEvent('payment_intent.succeded', { name: 'eu' })"),
+        code: 2345,
+      }),
     ]);
   });
 
@@ -94,8 +102,10 @@ describe('@OnPaymentEvent types', () => {
   it('a handler whose first parameter cannot take the subscribed events does not compile', () => {
     const file = 'mismatched-handler-parameter.fixture.ts';
     const diagnostics = of(standard, file);
-    expect(diagnostics).toEqual([expect.objectContaining({ line: sourceLine(file, "@OnPaymentEvent('payment_intent.*')"), code: 1241 })]);
-    expect(diagnostics[0]!.message).toContain("event: \"setup_intent.succeeded\"");
+    expect(diagnostics).toEqual([
+      expect.objectContaining({ line: sourceLine(file, "@OnPaymentEvent('payment_intent.*')"), code: 1241 }),
+    ]);
+    expect(diagnostics[0]!.message).toContain('event: "setup_intent.succeeded"');
   });
 
   it('names, wildcards, several names and stacked decorators compile cleanly', () => {
@@ -120,7 +130,11 @@ describe('@OnPaymentEvent types', () => {
   ])('%s does not compile', (_name, declaration, code) => {
     const file = 'resource-types-invalid.fixture.ts';
     const line = sourceLine(file, `export const ${declaration}`);
-    expect(of(standard, file).filter((d) => d.line === line).map((d) => d.code)).toEqual([code]);
+    expect(
+      of(standard, file)
+        .filter((d) => d.line === line)
+        .map((d) => d.code),
+    ).toEqual([code]);
   });
 
   it('the fixtures compile against the library itself without errors elsewhere', () => {

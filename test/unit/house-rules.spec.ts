@@ -34,7 +34,10 @@ const OUTSIDE = [['SERVICE', 'REFERENCE'].join('-'), ['DESIGN', 'md'].join('.'),
 describe('house rules', () => {
   it('no source, test, sample, bench or doc points at files outside the repository', () => {
     const offenders: string[] = [];
-    for (const file of repositoryFiles(['lib', 'test', 'sample', 'bench', 'scripts', 'docs', 'README.md'], /\.(ts|js|mjs|md)$/)) {
+    for (const file of repositoryFiles(
+      ['lib', 'test', 'sample', 'bench', 'scripts', 'docs', 'README.md'],
+      /\.(ts|js|mjs|md)$/,
+    )) {
       const lines = readFileSync(join(root, file), 'utf8').split('\n');
       lines.forEach((line, index) => {
         if (OUTSIDE.some((name) => line.includes(name))) offenders.push(`${file}:${index + 1}`);

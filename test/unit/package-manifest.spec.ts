@@ -50,7 +50,10 @@ describe('package manifest', () => {
   });
 
   it('declares every bare import of lib/ as a dependency or a peer dependency', () => {
-    const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+    const declared = new Set([
+      ...Object.keys(manifest.dependencies ?? {}),
+      ...Object.keys(manifest.peerDependencies ?? {}),
+    ]);
     const undeclared = [...bareImports().keys()].filter(
       (name) => !name.startsWith('node:') && !builtinModules.includes(name) && !declared.has(name),
     );
@@ -62,7 +65,16 @@ describe('package manifest', () => {
     const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
       .filter(([, meta]) => meta.optional)
       .map(([name]) => name);
-    expect(optional.sort()).toEqual(['@nestjs-cls/transactional', '@nestjs/terminus', '@opentelemetry/api', 'bullmq', 'drizzle-orm', 'ioredis', 'nestjs-cls', 'pg']);
+    expect(optional.sort()).toEqual([
+      '@nestjs-cls/transactional',
+      '@nestjs/terminus',
+      '@opentelemetry/api',
+      'bullmq',
+      'drizzle-orm',
+      'ioredis',
+      'nestjs-cls',
+      'pg',
+    ]);
     for (const name of optional) {
       for (const use of imports.get(name) ?? []) {
         // The `./health` entry point exists to load terminus; the next test keeps it apart from the rest.
@@ -80,15 +92,17 @@ describe('package manifest', () => {
     const intoHealth = sourceFiles(join(root, 'lib'))
       .map((file) => file.slice(root.length + 1))
       .filter((file) => !file.startsWith('lib/health/'))
-      .filter((file) => /from\s*'(\.\.?\/)+(\.\.\/)*health\/|import\(\s*'[^']*\/health\//.test(readFileSync(join(root, file), 'utf8')));
+      .filter((file) =>
+        /from\s*'(\.\.?\/)+(\.\.\/)*health\/|import\(\s*'[^']*\/health\//.test(readFileSync(join(root, file), 'utf8')),
+      );
     expect(intoHealth).toEqual([]);
     expect(manifest.exports['./health'].import).toBe('./dist/lib/health/index.js');
   });
 
   it('keeps every Nest import on a public entry point', () => {
-    const deep = [...bareImports().entries()].flatMap(([, uses]) => uses.map((use) => use.file)).filter((file) =>
-      /from '@nestjs\/(common|core)\//.test(readFileSync(join(root, file), 'utf8')),
-    );
+    const deep = [...bareImports().entries()]
+      .flatMap(([, uses]) => uses.map((use) => use.file))
+      .filter((file) => /from '@nestjs\/(common|core)\//.test(readFileSync(join(root, file), 'utf8')));
     expect(deep).toEqual([]);
   });
 
@@ -110,9 +124,14 @@ describe('package manifest', () => {
       }
     }
     for (const [name, range] of Object.entries(manifest.peerDependencies ?? {})) {
-      const installed = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as { version: string };
+      const installed = JSON.parse(readFileSync(join(root, 'node_modules', name, 'package.json'), 'utf8')) as {
+        version: string;
+      };
       // One caret range per major, joined by ||: no wider than what CI tests.
-      expect({ name, range }).toEqual({ name, range: expect.stringMatching(/^\^\d+\.\d+\.\d+( \|\| \^\d+\.\d+\.\d+)*$/) });
+      expect({ name, range }).toEqual({
+        name,
+        range: expect.stringMatching(/^\^\d+\.\d+\.\d+( \|\| \^\d+\.\d+\.\d+)*$/),
+      });
       const majors = range.split(' || ').map((part) => part.slice(1).split('.')[0]);
       const tested = new Set([installed.version.split('.')[0], ...(consumerMajors.get(name) ?? [])]);
       expect({ name, untested: majors.filter((major) => !tested.has(major)) }).toEqual({ name, untested: [] });
@@ -125,5 +144,4 @@ describe('package manifest', () => {
     expect(engines?.node).toBe('^20.19.0 || ^22.12.0 || >=24.0.0');
     expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain('Node 20.19+, 22.12+ or 24+');
   });
-
 });

@@ -31,7 +31,13 @@ describe('forRootAsync and isGlobal', () => {
     return server.requests.at(-1)!.headers['x-api-key'];
   };
 
-  const options = (apiKey: string): PaymentsModuleOptions => ({ apiKey, environment: 'sandbox', baseUrl, allowInsecureHttp: true, webhooks: false });
+  const options = (apiKey: string): PaymentsModuleOptions => ({
+    apiKey,
+    environment: 'sandbox',
+    baseUrl,
+    allowInsecureHttp: true,
+    webhooks: false,
+  });
 
   beforeAll(async () => {
     server = new ScriptedServer().answer({ status: 200, body: { id: INTENT_ID, state: 'succeeded' } });
@@ -50,7 +56,12 @@ describe('forRootAsync and isGlobal', () => {
     @Module({ providers: [{ provide: 'KEY', useValue: 'sk_test_factory' }], exports: ['KEY'] })
     class KeyModule {}
     const moduleRef = await boot([
-      PaymentsModule.forRootAsync({ imports: [KeyModule], inject: ['KEY'], useFactory: (key: string) => options(key), webhooksPath: false }),
+      PaymentsModule.forRootAsync({
+        imports: [KeyModule],
+        inject: ['KEY'],
+        useFactory: (key: string) => options(key),
+        webhooksPath: false,
+      }),
     ]);
     expect(await keySentBy(moduleRef.get(PaymentsService))).toBe('sk_test_factory');
   });
@@ -76,7 +87,11 @@ describe('forRootAsync and isGlobal', () => {
     @Module({ providers: [SharedPaymentsConfig], exports: [SharedPaymentsConfig] })
     class SharedConfigModule {}
     const moduleRef = await boot([
-      PaymentsModule.forRootAsync({ imports: [SharedConfigModule], useExisting: SharedPaymentsConfig, webhooksPath: false }),
+      PaymentsModule.forRootAsync({
+        imports: [SharedConfigModule],
+        useExisting: SharedPaymentsConfig,
+        webhooksPath: false,
+      }),
     ]);
     expect(await keySentBy(moduleRef.get(PaymentsService))).toBe('sk_test_use_existing');
   });
@@ -150,26 +165,41 @@ describe('forRootAsync and isGlobal', () => {
     });
 
     it('forRootAsync is global by default too', async () => {
-      const moduleRef = await boot([PaymentsModule.forRootAsync({ useFactory: () => options('sk_test_global'), webhooksPath: false }), CheckoutModule]);
+      const moduleRef = await boot([
+        PaymentsModule.forRootAsync({ useFactory: () => options('sk_test_global'), webhooksPath: false }),
+        CheckoutModule,
+      ]);
       expect(moduleRef.get(Checkout).payments).toBeInstanceOf(PaymentsService);
     });
 
     it('isGlobal: false: a feature module without the import cannot inject PaymentsService', async () => {
       await expect(
-        Test.createTestingModule({ imports: [PaymentsModule.forRoot({ ...options('sk_test_local'), isGlobal: false }), CheckoutModule] }).compile(),
+        Test.createTestingModule({
+          imports: [PaymentsModule.forRoot({ ...options('sk_test_local'), isGlobal: false }), CheckoutModule],
+        }).compile(),
       ).rejects.toThrow(/PaymentsService/);
     });
 
     it('isGlobal: false with forRootAsync: a feature module without the import cannot inject PaymentsService', async () => {
       await expect(
         Test.createTestingModule({
-          imports: [PaymentsModule.forRootAsync({ useFactory: () => options('sk_test_local'), isGlobal: false, webhooksPath: false }), CheckoutModule],
+          imports: [
+            PaymentsModule.forRootAsync({
+              useFactory: () => options('sk_test_local'),
+              isGlobal: false,
+              webhooksPath: false,
+            }),
+            CheckoutModule,
+          ],
         }).compile(),
       ).rejects.toThrow(/PaymentsService/);
     });
 
     it('isGlobal: false: the module that imports PaymentsModule can inject PaymentsService', async () => {
-      @Module({ imports: [PaymentsModule.forRoot({ ...options('sk_test_local'), isGlobal: false })], providers: [Checkout] })
+      @Module({
+        imports: [PaymentsModule.forRoot({ ...options('sk_test_local'), isGlobal: false })],
+        providers: [Checkout],
+      })
       class LocalCheckoutModule {}
       const moduleRef = await boot([LocalCheckoutModule]);
       expect(moduleRef.get(Checkout).payments).toBeInstanceOf(PaymentsService);

@@ -11,7 +11,12 @@ import {
 
 const KEY = 'sk_test_OPTIONSCANARY_91b0c3d2e4f5';
 const verifier: WebhookVerifier = { verify: () => ({ valid: true }) };
-const valid: PaymentsModuleOptions = { apiKey: KEY, environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: false };
+const valid: PaymentsModuleOptions = {
+  apiKey: KEY,
+  environment: 'sandbox',
+  baseUrl: 'https://sandbox.example.test',
+  webhooks: false,
+};
 
 type Case = [label: string, option: string, options: Record<string, unknown>];
 const with_ = (patch: Record<string, unknown>): Record<string, unknown> => ({ ...valid, ...patch });
@@ -34,7 +39,11 @@ const badOptions: Case[] = [
   ['baseUrl that is not a URL', 'baseUrl', with_({ baseUrl: 'sandbox.example.test' })],
   ['baseUrl with another protocol', 'baseUrl', with_({ baseUrl: 'ftp://sandbox.example.test' })],
   ['plain http: baseUrl without allowInsecureHttp', 'baseUrl', with_({ baseUrl: 'http://sandbox.example.test' })],
-  ['plain http: baseUrl with allowInsecureHttp: false', 'baseUrl', with_({ baseUrl: 'http://127.0.0.1:4010', allowInsecureHttp: false })],
+  [
+    'plain http: baseUrl with allowInsecureHttp: false',
+    'baseUrl',
+    with_({ baseUrl: 'http://127.0.0.1:4010', allowInsecureHttp: false }),
+  ],
   ['baseUrl with credentials', 'baseUrl', with_({ baseUrl: 'https://user:pass@sandbox.example.test' })],
   ['baseUrl with a query string', 'baseUrl', with_({ baseUrl: 'https://sandbox.example.test/?key=1' })],
   ['allowInsecureHttp that is not a boolean', 'allowInsecureHttp', with_({ allowInsecureHttp: 'yes' })],
@@ -48,20 +57,48 @@ const badOptions: Case[] = [
   ['fractional http.maxRetries', 'http.maxRetries', with_({ http: { maxRetries: 1.5 } })],
   ['NaN http.maxRetries', 'http.maxRetries', with_({ http: { maxRetries: Number.NaN } })],
   ['negative http.maxRetryDelayMs', 'http.maxRetryDelayMs', with_({ http: { maxRetryDelayMs: -10 } })],
-  ['infinite http.baseRetryDelayMs', 'http.baseRetryDelayMs', with_({ http: { baseRetryDelayMs: Number.POSITIVE_INFINITY } })],
+  [
+    'infinite http.baseRetryDelayMs',
+    'http.baseRetryDelayMs',
+    with_({ http: { baseRetryDelayMs: Number.POSITIVE_INFINITY } }),
+  ],
   ['missing webhooks', 'webhooks', without('webhooks')],
   ['webhooks that is not an object', 'webhooks', with_({ webhooks: true })],
   ['webhooks without a verifier', 'webhooks.verifier', with_({ webhooks: {} })],
-  ['webhooks with a verifier lacking verify()', 'webhooks.verifier', with_({ webhooks: { verifier: { secret: 'whsec_x' } } })],
+  [
+    'webhooks with a verifier lacking verify()',
+    'webhooks.verifier',
+    with_({ webhooks: { verifier: { secret: 'whsec_x' } } }),
+  ],
   ['empty webhooks.endpointIds', 'webhooks.endpointIds', with_({ webhooks: { verifier, endpointIds: [] } })],
-  ['webhooks.endpointIds that are not UUIDs', 'webhooks.endpointIds', with_({ webhooks: { verifier, endpointIds: ['we_1'] } })],
+  [
+    'webhooks.endpointIds that are not UUIDs',
+    'webhooks.endpointIds',
+    with_({ webhooks: { verifier, endpointIds: ['we_1'] } }),
+  ],
   ['negative webhooks.maxBodyBytes', 'webhooks.maxBodyBytes', with_({ webhooks: { verifier, maxBodyBytes: -1 } })],
-  ['non-numeric webhooks.claimTtlSeconds', 'webhooks.claimTtlSeconds', with_({ webhooks: { verifier, claimTtlSeconds: '300' } })],
-  ['zero webhooks.retentionSeconds', 'webhooks.retentionSeconds', with_({ webhooks: { verifier, retentionSeconds: 0 } })],
+  [
+    'non-numeric webhooks.claimTtlSeconds',
+    'webhooks.claimTtlSeconds',
+    with_({ webhooks: { verifier, claimTtlSeconds: '300' } }),
+  ],
+  [
+    'zero webhooks.retentionSeconds',
+    'webhooks.retentionSeconds',
+    with_({ webhooks: { verifier, retentionSeconds: 0 } }),
+  ],
   ['webhooks.store without the store methods', 'webhooks.store', with_({ webhooks: { verifier, store: {} } })],
-  ['webhooks.requireHttps that is not a boolean', 'webhooks.requireHttps', with_({ webhooks: { verifier, requireHttps: 'true' } })],
+  [
+    'webhooks.requireHttps that is not a boolean',
+    'webhooks.requireHttps',
+    with_({ webhooks: { verifier, requireHttps: 'true' } }),
+  ],
   ['unknown webhooks.processing', 'webhooks.processing', with_({ webhooks: { verifier, processing: 'queued' } })],
-  ['queue without a connection', 'webhooks.processing.queue.connection', with_({ webhooks: { verifier, processing: { queue: {} } } })],
+  [
+    'queue without a connection',
+    'webhooks.processing.queue.connection',
+    with_({ webhooks: { verifier, processing: { queue: {} } } }),
+  ],
   ['runtime without sleep()', 'runtime', with_({ runtime: { now: () => 0, random: () => 0 } })],
 ];
 
@@ -86,19 +123,30 @@ function expectNamedConfigurationError(error: unknown, option: string): void {
 }
 
 describe('options validation at boot', () => {
-  it.each(badOptions)('forRoot: %s fails with PaymentsConfigurationError naming %s and the fix', async (_label, option, options) => {
-    expectNamedConfigurationError(await bootError([PaymentsModule.forRoot(options as unknown as PaymentsModuleOptions)]), option);
-  });
+  it.each(badOptions)(
+    'forRoot: %s fails with PaymentsConfigurationError naming %s and the fix',
+    async (_label, option, options) => {
+      expectNamedConfigurationError(
+        await bootError([PaymentsModule.forRoot(options as unknown as PaymentsModuleOptions)]),
+        option,
+      );
+    },
+  );
 
   it.each(badOptions)('forRootAsync (useFactory): %s fails naming %s', async (_label, option, options) => {
     const error = await bootError([
-      PaymentsModule.forRootAsync({ useFactory: async () => options as unknown as PaymentsModuleOptions, webhooksPath: false }),
+      PaymentsModule.forRootAsync({
+        useFactory: async () => options as unknown as PaymentsModuleOptions,
+        webhooksPath: false,
+      }),
     ]);
     expectNamedConfigurationError(error, option);
   });
 
   it('accepts plain http: with allowInsecureHttp: true (the local simulator)', async () => {
-    await expect(bootError([PaymentsModule.forRoot({ ...valid, baseUrl: 'http://127.0.0.1:4010', allowInsecureHttp: true })])).resolves.toBeUndefined();
+    await expect(
+      bootError([PaymentsModule.forRoot({ ...valid, baseUrl: 'http://127.0.0.1:4010', allowInsecureHttp: true })]),
+    ).resolves.toBeUndefined();
   });
 
   it('accepts a full set of valid options, webhooks included', async () => {
@@ -106,7 +154,13 @@ describe('options validation at boot', () => {
       ...valid,
       apiVersion: '1',
       http: { timeoutMs: 5000, maxRetries: 0, maxRetryDelayMs: 0, baseRetryDelayMs: 0 },
-      webhooks: { verifier, path: 'hooks/payments', endpointIds: ['3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60'], maxBodyBytes: 1024, requireHttps: false },
+      webhooks: {
+        verifier,
+        path: 'hooks/payments',
+        endpointIds: ['3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60'],
+        maxBodyBytes: 1024,
+        requireHttps: false,
+      },
     };
     await expect(bootError([PaymentsModule.forRoot(options)])).resolves.toBeUndefined();
   });
@@ -124,12 +178,20 @@ describe('forRootAsync variants', () => {
   class OptionsModule {}
 
   it('useClass: the factory class is instantiated and a bad option fails at boot', async () => {
-    const error = await bootError([PaymentsModule.forRootAsync({ useClass: PaymentsOptionsFactory, webhooksPath: false })]);
+    const error = await bootError([
+      PaymentsModule.forRootAsync({ useClass: PaymentsOptionsFactory, webhooksPath: false }),
+    ]);
     expectNamedConfigurationError(error, 'environment');
   });
 
   it('useExisting: an exported provider of an imported module is used and a bad option fails at boot', async () => {
-    const error = await bootError([PaymentsModule.forRootAsync({ imports: [OptionsModule], useExisting: PaymentsOptionsFactory, webhooksPath: false })]);
+    const error = await bootError([
+      PaymentsModule.forRootAsync({
+        imports: [OptionsModule],
+        useExisting: PaymentsOptionsFactory,
+        webhooksPath: false,
+      }),
+    ]);
     expectNamedConfigurationError(error, 'environment');
   });
 });

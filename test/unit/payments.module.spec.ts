@@ -3,7 +3,12 @@ import { describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import { PaymentsConfigurationError, PaymentsModule, PaymentsService } from '../../lib/index.js';
 
-const valid = { apiKey: 'sk_test_secret_value', environment: 'sandbox' as const, baseUrl: 'https://sandbox.example.test', webhooks: false as const };
+const valid = {
+  apiKey: 'sk_test_secret_value',
+  environment: 'sandbox' as const,
+  baseUrl: 'https://sandbox.example.test',
+  webhooks: false as const,
+};
 
 describe('PaymentsModule', () => {
   it('provides PaymentsService from forRoot', async () => {

@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  Optional,
-  type OnApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 // Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when queue mode is on.
 import type { Job, Queue } from 'bullmq';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
@@ -14,7 +7,11 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
 import type { PaymentEvent } from '../payment-event.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import type { FailedPaymentEvent, PaymentEventEnqueueOutcome, PaymentEventJobData } from './payment-event-job.interface.js';
+import type {
+  FailedPaymentEvent,
+  PaymentEventEnqueueOutcome,
+  PaymentEventJobData,
+} from './payment-event-job.interface.js';
 import type { PaymentEventsWorker } from './payment-events.worker.js';
 import { loadBullmq } from './bullmq.loader.js';
 import { closeOwnedClients, resolveQueueConnections, type DuplicableRedisClient } from './queue-connection.util.js';
@@ -99,7 +96,11 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationShutdown {
         (async (): Promise<PaymentEventEnqueueOutcome> => {
           // The id check labels the answer; BullMQ's job id dedupes even when two deliveries race past it.
           if ((await queue.getJobState(event.id)) !== 'unknown') return 'duplicate';
-          const data: PaymentEventJobData = { event, receivedAt: receivedAt.toISOString(), ...(traceparent ? { traceparent } : {}) };
+          const data: PaymentEventJobData = {
+            event,
+            receivedAt: receivedAt.toISOString(),
+            ...(traceparent ? { traceparent } : {}),
+          };
           await queue.add(event.event, data, { jobId: event.id });
           return 'enqueued';
         })(),

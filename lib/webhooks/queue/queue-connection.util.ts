@@ -71,7 +71,10 @@ export function resolveQueueConnections(connection: PaymentsQueueConnection, wit
  * The worker's connection alone: the worker (`PaymentEventsWorker`) opens it on bootstrap, apart from
  * the producer, and closes what it owns on shutdown.
  */
-export function resolveWorkerConnection(connection: PaymentsQueueConnection): { worker: object; owned: DuplicableRedisClient[] } {
+export function resolveWorkerConnection(connection: PaymentsQueueConnection): {
+  worker: object;
+  owned: DuplicableRedisClient[];
+} {
   if (isRedisClient(connection)) {
     const worker = duplicate(connection, { maxRetriesPerRequest: null, enableOfflineQueue: true });
     return { worker, owned: [worker] };
@@ -81,7 +84,11 @@ export function resolveWorkerConnection(connection: PaymentsQueueConnection): { 
 
 /** Closes the clients the module created: QUIT on a live connection, a plain disconnect on one that is down or reconnecting. */
 export async function closeOwnedClients(owned: readonly DuplicableRedisClient[]): Promise<void> {
-  await Promise.all(owned.map(async (client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())));
+  await Promise.all(
+    owned.map(async (client) =>
+      client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect(),
+    ),
+  );
 }
 
 /** `duplicate` with overrides, for a standalone client or a Cluster (whose node options are nested). */

@@ -5,9 +5,7 @@
  * - `busy`: another delivery holds an unexpired lease.
  */
 export type IdempotencyClaim =
-  | { status: 'claimed'; token: string; attempt: number }
-  | { status: 'done' }
-  | { status: 'busy' };
+  { status: 'claimed'; token: string; attempt: number } | { status: 'done' } | { status: 'busy' };
 
 /**
  * Where the receiver records which (event id, handler) pairs are in flight or done. Implement it to

@@ -55,10 +55,18 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const maxEntries = options.maxEntries ?? 100_000;
     const retentionSeconds = options.retentionSeconds ?? DEFAULT_RETENTION_SECONDS;
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-      throw new PaymentsInvalidArgumentError('MemoryIdempotencyStore', 'maxEntries', STORE_ARGUMENT_MESSAGES.memoryMaxEntries);
+      throw new PaymentsInvalidArgumentError(
+        'MemoryIdempotencyStore',
+        'maxEntries',
+        STORE_ARGUMENT_MESSAGES.memoryMaxEntries,
+      );
     }
     if (!Number.isFinite(retentionSeconds) || retentionSeconds <= 0) {
-      throw new PaymentsInvalidArgumentError('MemoryIdempotencyStore', 'retentionSeconds', STORE_ARGUMENT_MESSAGES.positiveSeconds);
+      throw new PaymentsInvalidArgumentError(
+        'MemoryIdempotencyStore',
+        'retentionSeconds',
+        STORE_ARGUMENT_MESSAGES.positiveSeconds,
+      );
     }
     this.#maxEntries = maxEntries;
     this.#settled = new LRUCache<string, Settled>({ max: maxEntries });

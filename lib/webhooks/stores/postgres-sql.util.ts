@@ -71,7 +71,11 @@ export function postgresSchemaReadySql(table: string, indexSuffix: string): { te
 const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
 
 /** Runs a schema script; if two processes create it at once, the loser retries once (then it exists). */
-export async function runPostgresSchema(db: PostgresQueryable, sql: string, ready?: { text: string; values: string[] }): Promise<void> {
+export async function runPostgresSchema(
+  db: PostgresQueryable,
+  sql: string,
+  ready?: { text: string; values: string[] },
+): Promise<void> {
   if (ready !== undefined && (await db.query(ready.text, ready.values)).rows[0]?.['ready'] === true) return;
   try {
     await db.query(sql);
@@ -87,6 +91,7 @@ export async function runPostgresSchema(db: PostgresQueryable, sql: string, read
 
 /** A whole number of milliseconds >= 1, for SQL interval arithmetic. */
 export function wholeMs(ms: number, where: string): number {
-  if (!Number.isFinite(ms) || ms <= 0) throw new PaymentsInvalidArgumentError(where, 'duration', STORE_ARGUMENT_MESSAGES.positiveDurationMs);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new PaymentsInvalidArgumentError(where, 'duration', STORE_ARGUMENT_MESSAGES.positiveDurationMs);
   return Math.max(1, Math.ceil(ms));
 }

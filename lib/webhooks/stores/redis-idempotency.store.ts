@@ -111,13 +111,22 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly redis: RedisScriptClient,
     options: RedisIdempotencyStoreOptions = {},
   ) {
-    if (redis === null || typeof redis !== 'object' || typeof redis.evalsha !== 'function' || typeof redis.eval !== 'function') {
+    if (
+      redis === null ||
+      typeof redis !== 'object' ||
+      typeof redis.evalsha !== 'function' ||
+      typeof redis.eval !== 'function'
+    ) {
       throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'redis', STORE_ARGUMENT_MESSAGES.redisClient);
     }
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     const ttlSeconds = options.attemptsTtlSeconds ?? DEFAULT_RETENTION_SECONDS;
     if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) {
-      throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'attemptsTtlSeconds', STORE_ARGUMENT_MESSAGES.wholeSecondsAtLeastOne);
+      throw new PaymentsInvalidArgumentError(
+        'RedisIdempotencyStore',
+        'attemptsTtlSeconds',
+        STORE_ARGUMENT_MESSAGES.wholeSecondsAtLeastOne,
+      );
     }
     this.attemptsTtlMs = ttlSeconds * 1000;
   }
@@ -179,7 +188,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 /** Redis PX takes a whole positive number of milliseconds. */
 function toMs(ms: number): number {
   if (!Number.isFinite(ms) || ms <= 0) {
-    throw new PaymentsInvalidArgumentError('RedisIdempotencyStore', 'leaseMs', STORE_ARGUMENT_MESSAGES.positiveDurationMs);
+    throw new PaymentsInvalidArgumentError(
+      'RedisIdempotencyStore',
+      'leaseMs',
+      STORE_ARGUMENT_MESSAGES.positiveDurationMs,
+    );
   }
   return Math.max(1, Math.ceil(ms));
 }

@@ -56,7 +56,8 @@ export function clsTransactionRunner(options: ClsTransactionRunnerOptions): Paym
     );
   }
   let host: ClsTransactionHostLike | undefined = options.txHost;
-  let query: ((tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>) | undefined =
+  let query:
+    ((tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>) | undefined =
     typeof orm === 'function' ? orm : orm === 'typeorm' ? typeormQuery : undefined;
   return {
     async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
@@ -66,7 +67,13 @@ export function clsTransactionRunner(options: ClsTransactionRunnerOptions): Paym
       const run = query;
       return txHost.withTransaction(REQUIRES_NEW, () => {
         const client = txHost.tx;
-        return work(Object.freeze({ client, query: <R extends Record<string, unknown>>(text: string, params: readonly unknown[] = []) => run(client, text, params) as Promise<R[]> }));
+        return work(
+          Object.freeze({
+            client,
+            query: <R extends Record<string, unknown>>(text: string, params: readonly unknown[] = []) =>
+              run(client, text, params) as Promise<R[]>,
+          }),
+        );
       });
     },
   };
@@ -92,7 +99,9 @@ async function typeormQuery(tx: unknown, text: string, params: readonly unknown[
 }
 
 /** Drizzle: `tx.execute(sql)`, the statement rebuilt with drizzle's `sql` tag so parameters stay parameters. */
-async function drizzleQuery(): Promise<(tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>> {
+async function drizzleQuery(): Promise<
+  (tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>
+> {
   const { sql } = await import('drizzle-orm');
   return async (tx, text, params) => {
     const pieces = text.split(/\$(\d+)/);

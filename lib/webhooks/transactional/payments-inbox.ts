@@ -11,7 +11,10 @@ import { PAYMENTS_WEBHOOKS_LOGGER } from '../payments-webhooks.messages.js';
 import { IdempotencyStore } from '../stores/idempotency-store.interface.js';
 import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../stores/postgres-sql.util.js';
 import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
-import { DEFAULT_PAYMENTS_INBOX_TABLE, type ResolvedPaymentsTransactionsOptions } from './payments-transactions.options.js';
+import {
+  DEFAULT_PAYMENTS_INBOX_TABLE,
+  type ResolvedPaymentsTransactionsOptions,
+} from './payments-transactions.options.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
@@ -77,7 +80,10 @@ export class PaymentsInbox implements OnModuleInit {
   ) {
     this.options = webhooks ? webhooks.transactions : undefined;
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
-    const table = quotePostgresTable(this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE, 'webhooks.transactions.table');
+    const table = quotePostgresTable(
+      this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE,
+      'webhooks.transactions.table',
+    );
     // $1 key, $2 retention ms. `l` is evaluated once (volatile, referenced twice: materialized).
     this.claimSql = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
 ins AS (
@@ -159,7 +165,13 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
         return { handler: handler.id, status: 'failed', durationMs, attempt, error };
       }
       this.logger.error(`Inbox transaction of ${where} failed: rolled back, nothing committed (${describe(error)})`);
-      return { handler: handler.id, status: 'store_unavailable', ...(durationMs === undefined ? {} : { durationMs }), attempt, error };
+      return {
+        handler: handler.id,
+        status: 'store_unavailable',
+        ...(durationMs === undefined ? {} : { durationMs }),
+        attempt,
+        error,
+      };
     }
     const durationMs = started === undefined ? undefined : this.runtime.now() - started;
     try {

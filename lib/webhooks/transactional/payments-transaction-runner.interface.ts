@@ -7,7 +7,10 @@ export interface PaymentsTransaction {
    * Runs one SQL statement inside the transaction (`$1`, `$2`, ... parameters) and resolves to its
    * rows. Plain-`pg` handlers write with it; ORM handlers usually keep using their repositories.
    */
-  query<R extends Record<string, unknown> = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
+  query<R extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<R[]>;
   /**
    * The transaction's own handle: the checked-out `pg` `PoolClient` with `pgTransactionRunner`, the
    * ORM's transaction (`txHost.tx`: a TypeORM `EntityManager`, a Drizzle transaction, ...) with

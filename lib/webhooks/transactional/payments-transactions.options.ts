@@ -68,17 +68,29 @@ export function resolveTransactionsOptions(raw: unknown): ResolvedPaymentsTransa
   }
   const handlers = options['handlers'] ?? 'opted-in';
   if (handlers !== 'opted-in' && handlers !== 'all') {
-    throw new PaymentsConfigurationError('webhooks.transactions.handlers', "must be 'opted-in' or 'all'", "pass 'all' to run every handler in a transaction, or omit it");
+    throw new PaymentsConfigurationError(
+      'webhooks.transactions.handlers',
+      "must be 'opted-in' or 'all'",
+      "pass 'all' to run every handler in a transaction, or omit it",
+    );
   }
   const table = options['table'] ?? DEFAULT_PAYMENTS_INBOX_TABLE;
   quotePostgresTable(table as string, 'webhooks.transactions.table');
   const createTable = options['createTable'] ?? true;
   if (typeof createTable !== 'boolean') {
-    throw new PaymentsConfigurationError('webhooks.transactions.createTable', 'must be a boolean', 'pass false when your migrations create the table, or omit it');
+    throw new PaymentsConfigurationError(
+      'webhooks.transactions.createTable',
+      'must be a boolean',
+      'pass false when your migrations create the table, or omit it',
+    );
   }
   const cleanupEvery = options['cleanupEvery'] ?? 500;
   if (!Number.isInteger(cleanupEvery) || (cleanupEvery as number) < 0) {
-    throw new PaymentsConfigurationError('webhooks.transactions.cleanupEvery', 'must be a whole number >= 0', 'pass a whole number (0 turns the clean-up off), or omit it for 500');
+    throw new PaymentsConfigurationError(
+      'webhooks.transactions.cleanupEvery',
+      'must be a whole number >= 0',
+      'pass a whole number (0 turns the clean-up off), or omit it for 500',
+    );
   }
   return Object.freeze({
     runner: runner as PaymentsTransactionRunner,

@@ -25,8 +25,16 @@ export interface PgTransactionRunnerOptions {
  *   await ctx.transaction!.query('UPDATE orders SET paid = true WHERE intent_id = $1', [event.data.payment_intent?.id]);
  * }
  */
-export function pgTransactionRunner(pool: PostgresPool, options: PgTransactionRunnerOptions = {}): PaymentsTransactionRunner {
-  if (pool === null || typeof pool !== 'object' || typeof pool.connect !== 'function' || typeof pool.query !== 'function') {
+export function pgTransactionRunner(
+  pool: PostgresPool,
+  options: PgTransactionRunnerOptions = {},
+): PaymentsTransactionRunner {
+  if (
+    pool === null ||
+    typeof pool !== 'object' ||
+    typeof pool.connect !== 'function' ||
+    typeof pool.query !== 'function'
+  ) {
     throw new PaymentsConfigurationError(
       'webhooks.transactions.runner',
       'pgTransactionRunner needs a node-postgres Pool',
@@ -35,7 +43,11 @@ export function pgTransactionRunner(pool: PostgresPool, options: PgTransactionRu
   }
   const begin = options.begin ?? 'BEGIN';
   if (!/^BEGIN\b/i.test(begin) || begin.includes(';')) {
-    throw new PaymentsConfigurationError('pgTransactionRunner begin', "must be one BEGIN statement", "pass e.g. 'BEGIN ISOLATION LEVEL REPEATABLE READ', or omit it");
+    throw new PaymentsConfigurationError(
+      'pgTransactionRunner begin',
+      'must be one BEGIN statement',
+      "pass e.g. 'BEGIN ISOLATION LEVEL REPEATABLE READ', or omit it",
+    );
   }
   return {
     async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {

@@ -4,7 +4,11 @@ import { decodeSignature, digestsEqual, type SignatureEncoding } from './signatu
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { headerValues } from './webhook-headers.util.js';
 import { checkTimestamp, DEFAULT_TOLERANCE_SECONDS, isValidTolerance } from './webhook-timestamp.util.js';
-import type { WebhookVerificationInput, WebhookVerificationResult, WebhookVerifier } from './webhook-verifier.interface.js';
+import type {
+  WebhookVerificationInput,
+  WebhookVerificationResult,
+  WebhookVerifier,
+} from './webhook-verifier.interface.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 
 /** Digest algorithms `hmacVerifier` supports. */
@@ -56,32 +60,67 @@ export function resolveHmacScheme(options: Omit<HmacVerifierOptions, 'now'>): Hm
   const o = (options ?? {}) as Partial<HmacVerifierOptions>;
   const secrets = normaliseSecrets('hmacVerifier({ secrets })', o.secrets);
   if (typeof o.header !== 'string' || !HEADER_NAME.test(o.header)) {
-    throw new PaymentsConfigurationError('hmacVerifier({ header })', 'is missing or not a valid header name', "pass the name of the header that carries the signature, e.g. 'x-signature'");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ header })',
+      'is missing or not a valid header name',
+      "pass the name of the header that carries the signature, e.g. 'x-signature'",
+    );
   }
   const algorithm = o.algorithm ?? 'sha256';
   if (!ALGORITHMS.includes(algorithm)) {
-    throw new PaymentsConfigurationError('hmacVerifier({ algorithm })', `is not one of ${ALGORITHMS.join(', ')}`, "pass 'sha256' (the default) or 'sha512'");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ algorithm })',
+      `is not one of ${ALGORITHMS.join(', ')}`,
+      "pass 'sha256' (the default) or 'sha512'",
+    );
   }
   const encoding = o.encoding ?? 'hex';
   if (!ENCODINGS.includes(encoding)) {
-    throw new PaymentsConfigurationError('hmacVerifier({ encoding })', `is not one of ${ENCODINGS.join(', ')}`, "pass 'hex' (the default) or 'base64'");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ encoding })',
+      `is not one of ${ENCODINGS.join(', ')}`,
+      "pass 'hex' (the default) or 'base64'",
+    );
   }
   if (o.prefix !== undefined && typeof o.prefix !== 'string') {
-    throw new PaymentsConfigurationError('hmacVerifier({ prefix })', 'is not a string', "pass the text before the digest, e.g. 'sha256=', or leave it out");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ prefix })',
+      'is not a string',
+      "pass the text before the digest, e.g. 'sha256=', or leave it out",
+    );
   }
-  if (o.timestampHeader !== undefined && (typeof o.timestampHeader !== 'string' || !HEADER_NAME.test(o.timestampHeader))) {
-    throw new PaymentsConfigurationError('hmacVerifier({ timestampHeader })', 'is not a valid header name', "pass the name of the header carrying the unix timestamp, e.g. 'x-timestamp', or leave it out");
+  if (
+    o.timestampHeader !== undefined &&
+    (typeof o.timestampHeader !== 'string' || !HEADER_NAME.test(o.timestampHeader))
+  ) {
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ timestampHeader })',
+      'is not a valid header name',
+      "pass the name of the header carrying the unix timestamp, e.g. 'x-timestamp', or leave it out",
+    );
   }
   const toleranceSeconds = o.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (!isValidTolerance(toleranceSeconds)) {
-    throw new PaymentsConfigurationError('hmacVerifier({ toleranceSeconds })', 'is negative or not a number', 'pass a number of seconds >= 0 (default 300)');
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ toleranceSeconds })',
+      'is negative or not a number',
+      'pass a number of seconds >= 0 (default 300)',
+    );
   }
   const signedPayload = o.signedPayload ?? 'body';
   if (signedPayload !== 'body' && signedPayload !== 'timestamp.body') {
-    throw new PaymentsConfigurationError('hmacVerifier({ signedPayload })', "is not 'body' or 'timestamp.body'", "pass 'body' (the default) or 'timestamp.body'");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ signedPayload })',
+      "is not 'body' or 'timestamp.body'",
+      "pass 'body' (the default) or 'timestamp.body'",
+    );
   }
   if (signedPayload === 'timestamp.body' && o.timestampHeader === undefined) {
-    throw new PaymentsConfigurationError('hmacVerifier({ signedPayload })', "is 'timestamp.body' but no timestampHeader is set", "also pass `timestampHeader` (the header carrying the timestamp), or use signedPayload 'body'");
+    throw new PaymentsConfigurationError(
+      'hmacVerifier({ signedPayload })',
+      "is 'timestamp.body' but no timestampHeader is set",
+      "also pass `timestampHeader` (the header carrying the timestamp), or use signedPayload 'body'",
+    );
   }
   return {
     secrets,

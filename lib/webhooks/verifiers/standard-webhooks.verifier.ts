@@ -5,7 +5,11 @@ import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 import { headerValues } from './webhook-headers.util.js';
 import { checkTimestamp, DEFAULT_TOLERANCE_SECONDS, isValidTolerance } from './webhook-timestamp.util.js';
-import type { WebhookVerificationInput, WebhookVerificationResult, WebhookVerifier } from './webhook-verifier.interface.js';
+import type {
+  WebhookVerificationInput,
+  WebhookVerificationResult,
+  WebhookVerifier,
+} from './webhook-verifier.interface.js';
 
 /** Options of `standardWebhooksVerifier`. */
 export interface StandardWebhooksVerifierOptions {
@@ -35,12 +39,22 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * message never contains the secret.
  */
 export function decodeStandardWebhooksSecret(option: string, secret: string): Buffer {
-  const encoded = secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX) ? secret.slice(STANDARD_WEBHOOKS_SECRET_PREFIX.length) : secret;
+  const encoded = secret.startsWith(STANDARD_WEBHOOKS_SECRET_PREFIX)
+    ? secret.slice(STANDARD_WEBHOOKS_SECRET_PREFIX.length)
+    : secret;
   if (encoded === '') {
-    throw new PaymentsConfigurationError(option, "is empty after the 'whsec_' prefix", 'pass the whole endpoint secret, whsec_ followed by its base64 key');
+    throw new PaymentsConfigurationError(
+      option,
+      "is empty after the 'whsec_' prefix",
+      'pass the whole endpoint secret, whsec_ followed by its base64 key',
+    );
   }
   if (!BASE64.test(encoded) || encoded.length % 4 === 1) {
-    throw new PaymentsConfigurationError(option, 'is not base64 after the optional whsec_ prefix', 'pass the endpoint secret exactly as the service gave it (whsec_ followed by base64)');
+    throw new PaymentsConfigurationError(
+      option,
+      'is not base64 after the optional whsec_ prefix',
+      'pass the endpoint secret exactly as the service gave it (whsec_ followed by base64)',
+    );
   }
   const key = Buffer.from(encoded, 'base64');
   if (key.length === 0) {
@@ -58,7 +72,12 @@ function standardDigest(key: Buffer, msgId: string, timestamp: string, rawBody: 
  * The `webhook-signature` value (`v1,<base64>`) a Standard Webhooks sender would send. `secret` is
  * `whsec_...` (or bare base64). For the testing kit and the simulator.
  */
-export function signStandardWebhook(secret: string, msgId: string, timestampSeconds: number | string, rawBody: Buffer | string): string {
+export function signStandardWebhook(
+  secret: string,
+  msgId: string,
+  timestampSeconds: number | string,
+  rawBody: Buffer | string,
+): string {
   const key = decodeStandardWebhooksSecret('secret', secret);
   const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
   return `v1,${standardDigest(key, msgId, String(timestampSeconds), body).toString('base64')}`;
@@ -76,11 +95,20 @@ export function standardWebhooksVerifier(options: StandardWebhooksVerifierOption
   const o = (options ?? {}) as Partial<StandardWebhooksVerifierOptions>;
   const list = normaliseSecrets('standardWebhooksVerifier({ secrets })', o.secrets);
   const keys = list.map((secret, index) =>
-    decodeStandardWebhooksSecret(Array.isArray(o.secrets) ? `standardWebhooksVerifier({ secrets })[${index}]` : 'standardWebhooksVerifier({ secrets })', secret),
+    decodeStandardWebhooksSecret(
+      Array.isArray(o.secrets)
+        ? `standardWebhooksVerifier({ secrets })[${index}]`
+        : 'standardWebhooksVerifier({ secrets })',
+      secret,
+    ),
   );
   const toleranceSeconds = o.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (!isValidTolerance(toleranceSeconds)) {
-    throw new PaymentsConfigurationError('standardWebhooksVerifier({ toleranceSeconds })', 'is negative or not a number', 'pass a number of seconds >= 0 (default 300)');
+    throw new PaymentsConfigurationError(
+      'standardWebhooksVerifier({ toleranceSeconds })',
+      'is negative or not a number',
+      'pass a number of seconds >= 0 (default 300)',
+    );
   }
   const now = resolveClock(o.now);
 

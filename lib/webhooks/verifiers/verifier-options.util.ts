@@ -7,12 +7,20 @@ import { PaymentsConfigurationError } from '../../errors/index.js';
 export function normaliseSecrets(option: string, secrets: unknown): string[] {
   const list: unknown[] = Array.isArray(secrets) ? secrets : [secrets];
   if (list.length === 0) {
-    throw new PaymentsConfigurationError(option, 'is an empty array', 'pass at least one webhook secret (a string, or an array of strings while rotating)');
+    throw new PaymentsConfigurationError(
+      option,
+      'is an empty array',
+      'pass at least one webhook secret (a string, or an array of strings while rotating)',
+    );
   }
   list.forEach((secret, index) => {
     if (typeof secret !== 'string' || secret.trim() === '') {
       const where = Array.isArray(secrets) ? `${option}[${index}]` : option;
-      throw new PaymentsConfigurationError(where, 'is missing or empty', 'pass the webhook endpoint secret the service gave you (e.g. from an environment variable)');
+      throw new PaymentsConfigurationError(
+        where,
+        'is missing or empty',
+        'pass the webhook endpoint secret the service gave you (e.g. from an environment variable)',
+      );
     }
   });
   return list as string[];

@@ -46,7 +46,14 @@ export type MutationSpec =
 
 export type SignatureSpec =
   /** Signed with a configured secret, timestamp well inside the window; variations that keep it valid. */
-  | { kind: 'valid'; secretIndex: 0 | 1; skewSeconds: number; mixedCaseNames: boolean; junkEntries: string[]; upperHex: boolean }
+  | {
+      kind: 'valid';
+      secretIndex: 0 | 1;
+      skewSeconds: number;
+      mixedCaseNames: boolean;
+      junkEntries: string[];
+      upperHex: boolean;
+    }
   | { kind: 'none' }
   | { kind: 'junk'; headers: Array<[string, string]> }
   | { kind: 'foreign'; skewSeconds: number }

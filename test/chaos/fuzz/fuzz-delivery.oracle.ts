@@ -23,8 +23,7 @@ export function hmacSignature(secret: string, timestamp: string, body: Buffer): 
 
 /** What a verified body is, per the documented payload rules: a WebhookEventPayload the receiver must hand to its handlers, or not. */
 export type PayloadVerdict =
-  | { valid: true; id: string; type: string; endpointAllowed: boolean; failing: boolean }
-  | { valid: false };
+  { valid: true; id: string; type: string; endpointAllowed: boolean; failing: boolean } | { valid: false };
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

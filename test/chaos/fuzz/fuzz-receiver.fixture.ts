@@ -115,7 +115,8 @@ export interface FuzzReceiver {
 }
 
 function verifierFor(scheme: FuzzScheme): WebhookVerifier {
-  if (scheme === 'standard') return standardWebhooksVerifier({ secrets: [...FUZZ_STANDARD_SECRETS], toleranceSeconds: FUZZ_TOLERANCE_SECONDS });
+  if (scheme === 'standard')
+    return standardWebhooksVerifier({ secrets: [...FUZZ_STANDARD_SECRETS], toleranceSeconds: FUZZ_TOLERANCE_SECONDS });
   return hmacVerifier({
     secrets: [...FUZZ_HMAC.secrets],
     header: FUZZ_HMAC.header,
@@ -131,7 +132,11 @@ function verifierFor(scheme: FuzzScheme): WebhookVerifier {
  * 127.0.0.1, PaymentsModule with one verifier scheme, `endpointIds`, a small `maxBodyBytes`, a
  * memory store bounded at 5000 keys (so its memory plateaus), and the two recording handlers.
  */
-export async function startFuzzReceiver(adapter: FuzzAdapter, scheme: FuzzScheme, logger: AuditLogger): Promise<FuzzReceiver> {
+export async function startFuzzReceiver(
+  adapter: FuzzAdapter,
+  scheme: FuzzScheme,
+  logger: AuditLogger,
+): Promise<FuzzReceiver> {
   const recorder = new FuzzEventRecorder();
 
   @Module({
@@ -152,11 +157,15 @@ export async function startFuzzReceiver(adapter: FuzzAdapter, scheme: FuzzScheme
   })
   class FuzzReceiverAppModule {}
 
-  const app = await NestFactory.create(FuzzReceiverAppModule, adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(), {
-    rawBody: true,
-    logger,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create(
+    FuzzReceiverAppModule,
+    adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
+    {
+      rawBody: true,
+      logger,
+      abortOnError: false,
+    },
+  );
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as { port: number };
   return { adapter, scheme, app, port, recorder, close: () => app.close() };

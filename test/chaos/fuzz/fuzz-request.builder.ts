@@ -5,9 +5,23 @@ import {
   FUZZ_STANDARD_SECRETS,
   type FuzzScheme,
 } from './fuzz-receiver.fixture.js';
-import type { BodySpec, EventBodySpec, FuzzCaseSpec, MutationSpec, RawJunkSpec, SignatureSpec } from './fuzz-case.model.js';
+import type {
+  BodySpec,
+  EventBodySpec,
+  FuzzCaseSpec,
+  MutationSpec,
+  RawJunkSpec,
+  SignatureSpec,
+} from './fuzz-case.model.js';
 import { SAFE_JSON_CONTENT_TYPES } from './fuzz-case.arbitraries.js';
-import { boundHandlers, hmacSignature, isOversize, judgePayload, standardSignature, type DeliveryExpectation } from './fuzz-delivery.oracle.js';
+import {
+  boundHandlers,
+  hmacSignature,
+  isOversize,
+  judgePayload,
+  standardSignature,
+  type DeliveryExpectation,
+} from './fuzz-delivery.oracle.js';
 
 const WEBHOOK_PATH = '/payments/webhooks';
 const ROUTED_PATHS = new Set([WEBHOOK_PATH, `${WEBHOOK_PATH}?x=1`]);
@@ -49,12 +63,26 @@ export function serialiseEvent(spec: EventBodySpec): Buffer {
     id: spec.id,
     webhook_id: spec.allowedEndpoint ? FUZZ_ENDPOINT_ID : spec.otherEndpointId,
     event: spec.type,
-    data: { ...spec.extraData, payment_intent: { id: spec.id.split('').reverse().join(''), state: spec.type.split('.')[1] ?? 'x', amount: spec.amount } },
+    data: {
+      ...spec.extraData,
+      payment_intent: {
+        id: spec.id.split('').reverse().join(''),
+        state: spec.type.split('.')[1] ?? 'x',
+        amount: spec.amount,
+      },
+    },
   };
   if (withFailure !== undefined) payload['metadata'] = withFailure;
   let text = spec.format === 'pretty' ? JSON.stringify(payload, null, 2) : JSON.stringify(payload);
-  if (spec.format === 'escaped') text = text.replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).replace(/\//g, '\\/');
-  if (spec.pollute) text = text.replace('"data":{', '"data":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},');
+  if (spec.format === 'escaped')
+    text = text
+      .replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+      .replace(/\//g, '\\/');
+  if (spec.pollute)
+    text = text.replace(
+      '"data":{',
+      '"data":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},',
+    );
   return Buffer.from(text, 'utf8');
 }
 
@@ -70,15 +98,27 @@ function bodyBytes(spec: BodySpec, sequence: number): Buffer {
       return Buffer.from(spec.json, 'utf8');
     case 'shape': {
       let text = JSON.stringify(spec.value);
-      if (spec.pollute) text = text.replace(/^\{/, '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},').replace(/,\}$/, '}');
+      if (spec.pollute)
+        text = text
+          .replace(/^\{/, '{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},')
+          .replace(/,\}$/, '}');
       return Buffer.from(text, 'utf8');
     }
     case 'deep':
-      return Buffer.from(spec.open === 'array' ? `${'['.repeat(spec.depth)}${']'.repeat(spec.depth)}` : `${'{"a":'.repeat(spec.depth)}1${'}'.repeat(spec.depth)}`);
+      return Buffer.from(
+        spec.open === 'array'
+          ? `${'['.repeat(spec.depth)}${']'.repeat(spec.depth)}`
+          : `${'{"a":'.repeat(spec.depth)}1${'}'.repeat(spec.depth)}`,
+      );
     case 'oversize':
-      return spec.fill === 'bytes' ? Buffer.alloc(spec.size, 0x61) : Buffer.from(`{"id":"${'x'.repeat(Math.max(0, spec.size - 10))}"}`);
+      return spec.fill === 'bytes'
+        ? Buffer.alloc(spec.size, 0x61)
+        : Buffer.from(`{"id":"${'x'.repeat(Math.max(0, spec.size - 10))}"}`);
     case 'bom':
-      return Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), serialiseEvent({ ...spec.event, id: uniqueEventId(spec.event.id, sequence) })]);
+      return Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        serialiseEvent({ ...spec.event, id: uniqueEventId(spec.event.id, sequence) }),
+      ]);
     case 'empty':
       return Buffer.alloc(0);
   }
@@ -93,7 +133,14 @@ interface SignedParts {
 }
 
 /** Signs `body` for `target` with a configured secret at `now + skew`; then applies the mutation, if any. */
-function signValid(target: FuzzScheme, body: Buffer, msgId: string, secretIndex: 0 | 1, timestamp: string, mixedCase: boolean): SignedParts {
+function signValid(
+  target: FuzzScheme,
+  body: Buffer,
+  msgId: string,
+  secretIndex: 0 | 1,
+  timestamp: string,
+  mixedCase: boolean,
+): SignedParts {
   if (target === 'standard') {
     const signature = standardSignature(FUZZ_STANDARD_SECRETS[secretIndex], msgId, timestamp, body);
     return {
@@ -109,13 +156,17 @@ function signValid(target: FuzzScheme, body: Buffer, msgId: string, secretIndex:
     body,
     headers: [
       [mixedCase ? 'X-Payments-Timestamp' : FUZZ_HMAC.timestampHeader, timestamp],
-      [mixedCase ? 'X-PAYMENTS-SIGNATURE' : FUZZ_HMAC.header, hmacSignature(FUZZ_HMAC.secrets[secretIndex], timestamp, body)],
+      [
+        mixedCase ? 'X-PAYMENTS-SIGNATURE' : FUZZ_HMAC.header,
+        hmacSignature(FUZZ_HMAC.secrets[secretIndex], timestamp, body),
+      ],
     ],
   };
 }
 
 const isSignatureHeader = (name: string) => ['webhook-signature', FUZZ_HMAC.header].includes(name.toLowerCase());
-const isTimestampHeader = (name: string) => ['webhook-timestamp', FUZZ_HMAC.timestampHeader].includes(name.toLowerCase());
+const isTimestampHeader = (name: string) =>
+  ['webhook-timestamp', FUZZ_HMAC.timestampHeader].includes(name.toLowerCase());
 
 function mutate(target: FuzzScheme, parts: SignedParts, mutation: MutationSpec): SignedParts {
   const headers = parts.headers.map(([n, v]) => [n, v] as [string, string]);
@@ -164,7 +215,12 @@ function mutate(target: FuzzScheme, parts: SignedParts, mutation: MutationSpec):
     }
     case 'dropHeader': {
       const which = mutation.which === 'id' && target === 'hmac' ? 'signature' : mutation.which;
-      const drop = which === 'signature' ? signatureAt : which === 'timestamp' ? timestampAt : headers.findIndex(([n]) => n.toLowerCase() === 'webhook-id');
+      const drop =
+        which === 'signature'
+          ? signatureAt
+          : which === 'timestamp'
+            ? timestampAt
+            : headers.findIndex(([n]) => n.toLowerCase() === 'webhook-id');
       headers.splice(drop, 1);
       break;
     }
@@ -188,22 +244,45 @@ function mutate(target: FuzzScheme, parts: SignedParts, mutation: MutationSpec):
   return { headers, body };
 }
 
-function signatureHeaders(target: FuzzScheme, spec: SignatureSpec, body: Buffer, msgId: string, nowSeconds: number): { parts: SignedParts; signatureValid: boolean } {
+function signatureHeaders(
+  target: FuzzScheme,
+  spec: SignatureSpec,
+  body: Buffer,
+  msgId: string,
+  nowSeconds: number,
+): { parts: SignedParts; signatureValid: boolean } {
   switch (spec.kind) {
     case 'valid': {
-      const parts = signValid(target, body, msgId, spec.secretIndex, String(nowSeconds + spec.skewSeconds), spec.mixedCaseNames);
+      const parts = signValid(
+        target,
+        body,
+        msgId,
+        spec.secretIndex,
+        String(nowSeconds + spec.skewSeconds),
+        spec.mixedCaseNames,
+      );
       const signatureAt = parts.headers.findIndex(([n]) => isSignatureHeader(n));
       const [name, value] = parts.headers[signatureAt]!;
       if (target === 'standard' && spec.junkEntries.length > 0) {
         const middle = Math.floor(spec.junkEntries.length / 2);
-        parts.headers[signatureAt] = [name, [...spec.junkEntries.slice(0, middle), value, ...spec.junkEntries.slice(middle)].join(' ')];
+        parts.headers[signatureAt] = [
+          name,
+          [...spec.junkEntries.slice(0, middle), value, ...spec.junkEntries.slice(middle)].join(' '),
+        ];
       } else if (target === 'hmac' && spec.upperHex) {
         parts.headers[signatureAt] = [name, `${FUZZ_HMAC.prefix}${value.slice(FUZZ_HMAC.prefix.length).toUpperCase()}`];
       }
       return { parts, signatureValid: true };
     }
     case 'mutated':
-      return { parts: mutate(target, signValid(target, body, msgId, spec.secretIndex, String(nowSeconds + spec.skewSeconds), false), spec.mutation), signatureValid: false };
+      return {
+        parts: mutate(
+          target,
+          signValid(target, body, msgId, spec.secretIndex, String(nowSeconds + spec.skewSeconds), false),
+          spec.mutation,
+        ),
+        signatureValid: false,
+      };
     case 'none':
       return { parts: { headers: [], body }, signatureValid: false };
     case 'junk':
@@ -212,13 +291,23 @@ function signatureHeaders(target: FuzzScheme, spec: SignatureSpec, body: Buffer,
       const timestamp = String(nowSeconds + spec.skewSeconds);
       const headers: Array<[string, string]> =
         target === 'standard'
-          ? [['webhook-id', msgId], ['webhook-timestamp', timestamp], ['webhook-signature', standardSignature(FUZZ_FOREIGN_STANDARD_SECRET, msgId, timestamp, body)]]
-          : [[FUZZ_HMAC.timestampHeader, timestamp], [FUZZ_HMAC.header, hmacSignature(FUZZ_HMAC.foreignSecret, timestamp, body)]];
+          ? [
+              ['webhook-id', msgId],
+              ['webhook-timestamp', timestamp],
+              ['webhook-signature', standardSignature(FUZZ_FOREIGN_STANDARD_SECRET, msgId, timestamp, body)],
+            ]
+          : [
+              [FUZZ_HMAC.timestampHeader, timestamp],
+              [FUZZ_HMAC.header, hmacSignature(FUZZ_HMAC.foreignSecret, timestamp, body)],
+            ];
       return { parts: { headers, body }, signatureValid: false };
     }
     case 'stale':
       // A correct signature, but the timestamp is far outside the window (a replay): invalid.
-      return { parts: signValid(target, body, msgId, 0, String(nowSeconds + spec.skewSeconds), false), signatureValid: false };
+      return {
+        parts: signValid(target, body, msgId, 0, String(nowSeconds + spec.skewSeconds), false),
+        signatureValid: false,
+      };
     case 'malformedTimestamp': {
       const parts = signValid(target, body, msgId, 0, spec.value, false);
       return { parts, signatureValid: false };
@@ -228,7 +317,12 @@ function signatureHeaders(target: FuzzScheme, spec: SignatureSpec, body: Buffer,
 
 function rawMessage(spec: RawJunkSpec, port: number): Buffer {
   const head = (lines: string[]) => `${lines.join('\r\n')}\r\n\r\n`;
-  const start = [`POST ${WEBHOOK_PATH} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', 'Connection: close'];
+  const start = [
+    `POST ${WEBHOOK_PATH} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    'Content-Type: application/json',
+    'Connection: close',
+  ];
   switch (spec.kind) {
     case 'badRequestLine':
       return Buffer.from(head([spec.line, `Host: 127.0.0.1:${port}`, 'Connection: close']), 'latin1');
@@ -237,15 +331,28 @@ function rawMessage(spec: RawJunkSpec, port: number): Buffer {
     case 'shortBody':
       return Buffer.from(head([...start, `Content-Length: ${spec.declared}`]) + spec.body, 'utf8');
     case 'badChunked':
-      return Buffer.from(`${head([...start, 'Transfer-Encoding: chunked'])}${spec.sizeLine}\r\n${spec.body}\r\n0\r\n\r\n`, 'utf8');
+      return Buffer.from(
+        `${head([...start, 'Transfer-Encoding: chunked'])}${spec.sizeLine}\r\n${spec.body}\r\n0\r\n\r\n`,
+        'utf8',
+      );
     case 'lengthAndChunked': {
       const length = Buffer.byteLength(spec.body);
-      return Buffer.from(`${head([...start, `Content-Length: ${length + 10}`, 'Transfer-Encoding: chunked'])}${length.toString(16)}\r\n${spec.body}\r\n0\r\n\r\n`, 'utf8');
+      return Buffer.from(
+        `${head([...start, `Content-Length: ${length + 10}`, 'Transfer-Encoding: chunked'])}${length.toString(16)}\r\n${spec.body}\r\n0\r\n\r\n`,
+        'utf8',
+      );
     }
     case 'garbage':
       return Buffer.from(spec.bytes);
     case 'headerFlood':
-      return Buffer.from(head([...start, ...Array.from({ length: spec.count }, (_, i) => `X-Flood-${i}: ${'v'.repeat(16)}`), 'Content-Length: 2']) + '{}', 'utf8');
+      return Buffer.from(
+        head([
+          ...start,
+          ...Array.from({ length: spec.count }, (_, i) => `X-Flood-${i}: ${'v'.repeat(16)}`),
+          'Content-Length: 2',
+        ]) + '{}',
+        'utf8',
+      );
   }
 }
 
@@ -253,7 +360,10 @@ function rawMessage(spec: RawJunkSpec, port: number): Buffer {
  * Turns a case into bytes on the wire and the receiver's duty. `sequence` numbers the case (message
  * ids of non-event bodies); `recent` holds valid events to replay; `nowSeconds` is the signing clock.
  */
-export function buildRequest(spec: FuzzCaseSpec, context: { sequence: number; nowSeconds: number; port: number; recent: readonly ReplayableEvent[] }): BuiltRequest {
+export function buildRequest(
+  spec: FuzzCaseSpec,
+  context: { sequence: number; nowSeconds: number; port: number; recent: readonly ReplayableEvent[] },
+): BuiltRequest {
   if (spec.category === 'rawJunk' && spec.raw) {
     return {
       target: spec.target,
@@ -264,7 +374,15 @@ export function buildRequest(spec: FuzzCaseSpec, context: { sequence: number; no
       transport: 'raw',
       chunkSizes: [],
       rawMessage: rawMessage(spec.raw, context.port),
-      expect: { signatureValid: false, accepted: false, eventId: undefined, eventType: undefined, failing: false, exactStatus: undefined, frameworkMayRefuse: true },
+      expect: {
+        signatureValid: false,
+        accepted: false,
+        eventId: undefined,
+        eventType: undefined,
+        failing: false,
+        exactStatus: undefined,
+        frameworkMayRefuse: true,
+      },
     };
   }
 

@@ -3,7 +3,8 @@ import * as net from 'node:net';
 import type { BuiltRequest } from './fuzz-request.builder.js';
 
 /** What came back: a status and body, or no answer at all (the connection closed, or the time ran out). */
-export type FuzzAnswer = { status: number; body: string } | { status: undefined; reason: 'closed' | 'timeout' | 'error'; detail: string };
+export type FuzzAnswer =
+  { status: number; body: string } | { status: undefined; reason: 'closed' | 'timeout' | 'error'; detail: string };
 
 const TIMEOUT_MS = 15_000;
 const MAX_READ = 64 * 1024;
@@ -36,16 +37,19 @@ export class FuzzRequestSender {
       headers[name] = existing === undefined ? value : [...(Array.isArray(existing) ? existing : [existing]), value];
     }
     return new Promise<FuzzAnswer>((resolve) => {
-      const req = http.request({ host: '127.0.0.1', port: this.port, method: request.method, path: request.path, headers, agent: this.#agent }, (res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size < MAX_READ) chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (error) => resolve({ status: res.statusCode ?? 0, body: `(read error ${error.message})` }));
-      });
+      const req = http.request(
+        { host: '127.0.0.1', port: this.port, method: request.method, path: request.path, headers, agent: this.#agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            if (size < MAX_READ) chunks.push(chunk);
+            size += chunk.length;
+          });
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+          res.on('error', (error) => resolve({ status: res.statusCode ?? 0, body: `(read error ${error.message})` }));
+        },
+      );
       req.setTimeout(TIMEOUT_MS, () => {
         req.destroy();
         resolve({ status: undefined, reason: 'timeout', detail: `no answer within ${TIMEOUT_MS} ms` });
@@ -63,13 +67,26 @@ export class FuzzRequestSender {
   }
 
   #chunkedMessage(request: BuiltRequest): Buffer {
-    const head = [`${request.method} ${request.path} HTTP/1.1`, `Host: 127.0.0.1:${this.port}`, ...request.headers.map(([n, v]) => `${n}: ${v}`), 'Transfer-Encoding: chunked', 'Connection: close'];
+    const head = [
+      `${request.method} ${request.path} HTTP/1.1`,
+      `Host: 127.0.0.1:${this.port}`,
+      ...request.headers.map(([n, v]) => `${n}: ${v}`),
+      'Transfer-Encoding: chunked',
+      'Connection: close',
+    ];
     const parts: Buffer[] = [Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1')];
     let offset = 0;
     let i = 0;
     while (offset < request.body.length) {
-      const size = Math.min(request.chunkSizes[i % Math.max(1, request.chunkSizes.length)] ?? 64, request.body.length - offset);
-      parts.push(Buffer.from(`${size.toString(16)}\r\n`, 'latin1'), request.body.subarray(offset, offset + size), Buffer.from('\r\n', 'latin1'));
+      const size = Math.min(
+        request.chunkSizes[i % Math.max(1, request.chunkSizes.length)] ?? 64,
+        request.body.length - offset,
+      );
+      parts.push(
+        Buffer.from(`${size.toString(16)}\r\n`, 'latin1'),
+        request.body.subarray(offset, offset + size),
+        Buffer.from('\r\n', 'latin1'),
+      );
       offset += size;
       i += 1;
     }
@@ -91,7 +108,10 @@ export class FuzzRequestSender {
         resolve(answer);
       };
       const socket = net.connect(this.port, '127.0.0.1', () => socket.end(message));
-      const timer = setTimeout(() => finish({ status: undefined, reason: 'timeout', detail: `no close within ${TIMEOUT_MS} ms` }), TIMEOUT_MS);
+      const timer = setTimeout(
+        () => finish({ status: undefined, reason: 'timeout', detail: `no close within ${TIMEOUT_MS} ms` }),
+        TIMEOUT_MS,
+      );
       socket.on('data', (chunk: Buffer) => {
         if (size < MAX_READ) chunks.push(chunk);
         size += chunk.length;
@@ -103,7 +123,12 @@ export class FuzzRequestSender {
         const text = Buffer.concat(chunks).toString('latin1');
         const match = /^HTTP\/1\.[01] (\d{3})/.exec(text);
         if (match) finish({ status: Number(match[1]), body: text.slice(text.indexOf('\r\n\r\n') + 4) });
-        else finish({ status: undefined, reason: 'closed', detail: text === '' ? 'closed without an answer' : 'answer without a status line' });
+        else
+          finish({
+            status: undefined,
+            reason: 'closed',
+            detail: text === '' ? 'closed without an answer' : 'answer without a status line',
+          });
       });
     });
   }

@@ -84,11 +84,15 @@ export async function startMerchantApp(spec: MerchantAppSpec): Promise<MerchantA
   })
   class ChaosMerchantAppModule {}
 
-  const app = await NestFactory.create(ChaosMerchantAppModule, spec.adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(), {
-    rawBody: true,
-    logger: spec.logger,
-    abortOnError: false,
-  });
+  const app = await NestFactory.create(
+    ChaosMerchantAppModule,
+    spec.adapter === 'express' ? new ExpressAdapter() : new FastifyAdapter(),
+    {
+      rawBody: true,
+      logger: spec.logger,
+      abortOnError: false,
+    },
+  );
   await app.listen(spec.port, '127.0.0.1');
   const orders = app.get(MerchantOrdersRepository);
   const payments = app.get(PaymentsService);

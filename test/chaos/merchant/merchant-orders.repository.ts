@@ -30,7 +30,15 @@ export class MerchantOrdersRepository {
   repeatedShipments = 0;
 
   create(paymentIntentId: string, amount: number): MerchantOrder {
-    const order: MerchantOrder = { id: randomUUID(), paymentIntentId, amount, status: 'pending', shipments: 0, transitions: 0, lastChargeState: undefined };
+    const order: MerchantOrder = {
+      id: randomUUID(),
+      paymentIntentId,
+      amount,
+      status: 'pending',
+      shipments: 0,
+      transitions: 0,
+      lastChargeState: undefined,
+    };
     this.#orders.set(order.id, order);
     this.#byIntent.set(paymentIntentId, order.id);
     return order;

@@ -33,7 +33,8 @@ export function orderStatusFor(intentState: string): MerchantOrderStatus {
   return 'pending';
 }
 
-const intentOf = (event: PaymentEvent): PaymentIntent | undefined => (event.data as { payment_intent?: PaymentIntent }).payment_intent;
+const intentOf = (event: PaymentEvent): PaymentIntent | undefined =>
+  (event.data as { payment_intent?: PaymentIntent }).payment_intent;
 
 /** Moves the order of the intent with conditional updates: pending -> failed, pending|failed -> paid. */
 @Injectable()
@@ -82,7 +83,10 @@ export class ChargeReconciliationHandler {
   ) {}
 
   @OnPaymentEvent('charge.succeeded', 'charge.requires_capture')
-  async onCharge(event: PaymentEvent<'charge.succeeded' | 'charge.requires_capture'>, ctx: PaymentEventContext): Promise<void> {
+  async onCharge(
+    event: PaymentEvent<'charge.succeeded' | 'charge.requires_capture'>,
+    ctx: PaymentEventContext,
+  ): Promise<void> {
     this.effects.begin(event.id, HANDLER_IDS.charge);
     let intent: PaymentIntent;
     try {
@@ -109,4 +113,9 @@ export class PaymentLedgerHandler {
   }
 }
 
-export const MERCHANT_HANDLERS = [OrderStatusHandler, OrderFulfilmentHandler, ChargeReconciliationHandler, PaymentLedgerHandler];
+export const MERCHANT_HANDLERS = [
+  OrderStatusHandler,
+  OrderFulfilmentHandler,
+  ChargeReconciliationHandler,
+  PaymentLedgerHandler,
+];

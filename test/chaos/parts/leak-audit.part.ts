@@ -21,7 +21,13 @@ export function describeLeakAudit(): void {
     it('finds a webhook secret in every form of its key bytes: whsec_, base64, base64url, hex, text', () => {
       const audit = new LeakAudit().addWebhookSecret('canary secret', CANARY_SECRET);
       const bytes = Buffer.from(CANARY_SECRET.slice('whsec_'.length), 'base64');
-      const forms = [CANARY_SECRET, CANARY_SECRET.slice(6), bytes.toString('base64url'), bytes.toString('hex'), bytes.toString('utf8')];
+      const forms = [
+        CANARY_SECRET,
+        CANARY_SECRET.slice(6),
+        bytes.toString('base64url'),
+        bytes.toString('hex'),
+        bytes.toString('utf8'),
+      ];
       const found = forms.map((form) => {
         const before = audit.hits.length;
         audit.scan(`a log line with ${form} inside`, 'canary');
@@ -32,7 +38,8 @@ export function describeLeakAudit(): void {
 
     it('finds a secret among hundreds of others (the indexed scan used once many endpoints exist)', () => {
       const audit = new LeakAudit();
-      for (let i = 0; i < 300; i++) audit.addApiKey(`filler ${i}`, `sk_test_FILLER_${String(i).padStart(6, '0')}_${'x'.repeat(8)}`);
+      for (let i = 0; i < 300; i++)
+        audit.addApiKey(`filler ${i}`, `sk_test_FILLER_${String(i).padStart(6, '0')}_${'x'.repeat(8)}`);
       audit.addWebhookSecret('canary secret', CANARY_SECRET);
       audit.scan(`prefix text ${Buffer.from(CANARY_SECRET.slice(6), 'base64').toString('hex')} suffix`, 'canary');
       audit.scan('a line without any secret, only sk_test_FILLER_ and whsec_ fragments', 'canary');
@@ -51,7 +58,11 @@ export function describeLeakAudit(): void {
 
     it('finds a secret in a line sent through the Nest logger, including its stack argument', () => {
       const audit = new LeakAudit().addWebhookSecret('canary secret', CANARY_SECRET);
-      new AuditLogger(audit).error('delivery failed', `Error: bad\n    at verify (${CANARY_SECRET})`, 'PaymentsWebhooks');
+      new AuditLogger(audit).error(
+        'delivery failed',
+        `Error: bad\n    at verify (${CANARY_SECRET})`,
+        'PaymentsWebhooks',
+      );
       expect(audit.hits.length).toBeGreaterThan(0);
       expect(new Set(audit.hits.map((hit) => hit.source))).toEqual(new Set(['nest log (error)']));
     });

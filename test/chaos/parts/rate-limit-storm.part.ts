@@ -59,7 +59,11 @@ export function describeRateLimitStorm(calls: number): void {
       sim = new PaymentsSimulator({ apiKeys: [TEST_API_KEY] });
       const baseUrl = await sim.start();
       for (const spec of LANES) {
-        const http = { maxRetries: spec.maxRetries, timeoutMs: 10_000, ...(spec.maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs: spec.maxRetryDelayMs }) };
+        const http = {
+          maxRetries: spec.maxRetries,
+          timeoutMs: 10_000,
+          ...(spec.maxRetryDelayMs === undefined ? {} : { maxRetryDelayMs: spec.maxRetryDelayMs }),
+        };
         const client = await bootClient(baseUrl, { http });
         lanes.push({ ...spec, ...client, paymentIntentIds: [], setupIntentIds: [] });
       }
@@ -77,7 +81,17 @@ export function describeRateLimitStorm(calls: number): void {
     it('[L1] every call completes or fails with PaymentsRateLimitError, within maxRetries, each wait exactly Retry-After (capped)', async () => {
       sim.controls.rateLimit({ ratio: 0.5, retryAfterSeconds: RETRY_AFTER_SECONDS });
       const before = sim.requestCounts();
-      const tally = { completed: 0, rateLimitErrors: 0, otherErrors: 0, wrongResults: 0, overMaxRetries: 0, badWaits: 0, requests: 0, waits: 0, errorAttemptsMismatch: 0 };
+      const tally = {
+        completed: 0,
+        rateLimitErrors: 0,
+        otherErrors: 0,
+        wrongResults: 0,
+        overMaxRetries: 0,
+        badWaits: 0,
+        requests: 0,
+        waits: 0,
+        errorAttemptsMismatch: 0,
+      };
       const otherErrors: string[] = [];
 
       /** One call on `lane`, chosen by the PRNG; returns whether its result is right. */
@@ -104,7 +118,10 @@ export function describeRateLimitStorm(calls: number): void {
           return (await payments.setupIntents.retrieve(id)).id === id;
         }
         if (pick < 0.9) {
-          const endpoint = await payments.webhookEndpoints.create({ url: 'https://merchant.example/payments/webhooks', events: ['payment_intent.succeeded'] });
+          const endpoint = await payments.webhookEndpoints.create({
+            url: 'https://merchant.example/payments/webhooks',
+            events: ['payment_intent.succeeded'],
+          });
           leakAudit.addWebhookSecret('storm endpoint secret', endpoint.secret);
           return UUID.test(endpoint.id);
         }
@@ -152,7 +169,8 @@ export function describeRateLimitStorm(calls: number): void {
       const apiRequests = after.api - before.api;
       const rateLimited = after.rateLimited - before.rateLimited;
       // Every request the lanes counted is one the simulator saw, and every 429 is a wait or a final error.
-      const countMismatch = (apiRequests !== tally.requests ? 1 : 0) + (rateLimited !== tally.waits + tally.rateLimitErrors ? 1 : 0);
+      const countMismatch =
+        (apiRequests !== tally.requests ? 1 : 0) + (rateLimited !== tally.waits + tally.rateLimitErrors ? 1 : 0);
 
       report.record(PARTS.storm, {
         casesRun: calls,

@@ -61,7 +61,10 @@ const newTally = (): FuzzTally => ({
 const is4xx = (status: number) => status >= 400 && status < 500;
 
 function describeCase(request: BuiltRequest, spec: FuzzCaseSpec, answer: FuzzAnswer): string {
-  const got = answer.status === undefined ? `${answer.reason} (${answer.detail})` : `${answer.status} ${answer.body.slice(0, 160)}`;
+  const got =
+    answer.status === undefined
+      ? `${answer.reason} (${answer.detail})`
+      : `${answer.status} ${answer.body.slice(0, 160)}`;
   const headers = request.headers.map(([n, v]) => `${n}: ${v.slice(0, 60)}`).join(' | ');
   return `${spec.category} -> ${request.target} ${request.method} ${request.path} via ${request.transport}; expect ${JSON.stringify(request.expect)}; headers ${headers}; body ${request.body.length} B ${JSON.stringify(request.body.subarray(0, 120).toString('latin1'))}; got ${got}`;
 }
@@ -196,7 +199,14 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         method: 'POST',
         path: '/payments/webhooks',
         body: { kind: 'text', text: JSON.stringify(event) },
-        signature: { kind: 'valid', secretIndex: 0, skewSeconds: 0, mixedCaseNames: false, junkEntries: [], upperHex: false },
+        signature: {
+          kind: 'valid',
+          secretIndex: 0,
+          skewSeconds: 0,
+          mixedCaseNames: false,
+          junkEntries: [],
+          upperHex: false,
+        },
         contentType,
         extraHeaders: [],
         transport: 'http',
@@ -205,7 +215,12 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         raw: null,
       });
       for (const contentType of ['text/plain', 'text/plain; charset=utf-8']) {
-        const request = buildRequest(spec(contentType), { sequence: 0, nowSeconds: Math.floor(Date.now() / 1000), port: receivers.standard.port, recent: [] });
+        const request = buildRequest(spec(contentType), {
+          sequence: 0,
+          nowSeconds: Math.floor(Date.now() / 1000),
+          port: receivers.standard.port,
+          recent: [],
+        });
         expect(request.expect.accepted).toBe(true);
         // runCase allows exactly 200, or a 4xx refusal: nothing else, and no 5xx.
         expect(await runCase(request, spec(contentType))).toBeUndefined();
@@ -216,7 +231,15 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
       for (const [i, type] of ['*', 'payment_intent.*', 'charge.*', 'setup_intent.*'].entries()) {
         const spec = livenessCase('standard');
         const body = { ...(spec.body as EventBodySpec), id: '00000000-0000-4000-8000-00000000000' + String(i), type };
-        const request = buildRequest({ ...spec, body }, { sequence: 500_000 + i, nowSeconds: Math.floor(Date.now() / 1000), port: receivers.standard.port, recent: [] });
+        const request = buildRequest(
+          { ...spec, body },
+          {
+            sequence: 500_000 + i,
+            nowSeconds: Math.floor(Date.now() / 1000),
+            port: receivers.standard.port,
+            recent: [],
+          },
+        );
         expect(request.expect).toMatchObject({ accepted: true, exactStatus: 200 });
         // runCase requires exactly 200 and as many handler runs as the oracle binds: none for these names.
         expect(await runCase(request, { ...spec, body })).toBeUndefined();
@@ -233,7 +256,12 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
       const property = fc.asyncProperty(fuzzCase, async (spec) => {
         sequence += 1;
         if (sequence === warmup) heapBaseline = heapUsedAfterGc();
-        const request = buildRequest(spec, { sequence, nowSeconds: Math.floor(Date.now() / 1000), port: receivers[spec.target].port, recent });
+        const request = buildRequest(spec, {
+          sequence,
+          nowSeconds: Math.floor(Date.now() / 1000),
+          port: receivers[spec.target].port,
+          recent,
+        });
         const problem = await runCase(request, spec);
         if (request.expect.accepted && request.body.length > 0) {
           recent.push({ target: request.target, body: request.body });
@@ -257,7 +285,12 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
       // Still alive: each receiver still takes a valid delivery.
       for (const scheme of ['standard', 'hmac'] as const) {
         const spec = livenessCase(scheme);
-        const liveness = buildRequest(spec, { sequence: runs + 1_000_000, nowSeconds: Math.floor(Date.now() / 1000), port: receivers[scheme].port, recent: [] });
+        const liveness = buildRequest(spec, {
+          sequence: runs + 1_000_000,
+          nowSeconds: Math.floor(Date.now() / 1000),
+          port: receivers[scheme].port,
+          recent: [],
+        });
         const problem = await runCase(liveness, spec);
         if (problem !== undefined || !receivers[scheme].app.getHttpServer().listening) {
           crashes.uncaught += 1;
@@ -281,7 +314,8 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
         const [scheme, id] = [key.slice(0, key.indexOf(':')) as FuzzScheme, key.slice(key.indexOf(':') + 1)];
         const counts = receivers[scheme].recorder.byEvent.get(id);
         for (const type of entry.mustHaveCompleted) {
-          for (const handler of boundHandlers(type)) if ((counts?.[handler].completed ?? 0) === 0) tally.lostEvents += 1;
+          for (const handler of boundHandlers(type))
+            if ((counts?.[handler].completed ?? 0) === 0) tally.lostEvents += 1;
         }
       }
 
@@ -289,7 +323,11 @@ export function describeReceiverFuzz(adapter: FuzzAdapter, runs: number, seed: n
       if (polluted) tally.wrongAnswers += 1;
 
       if (assertError !== undefined) leakAudit.scanError(assertError, 'fast-check failure');
-      expect({ failure, firstProblems: tally.problems.slice(0, 5), assertError: assertError === undefined ? undefined : String(assertError).slice(0, 2000) }).toEqual({
+      expect({
+        failure,
+        firstProblems: tally.problems.slice(0, 5),
+        assertError: assertError === undefined ? undefined : String(assertError).slice(0, 2000),
+      }).toEqual({
         failure: undefined,
         firstProblems: [],
         assertError: undefined,
@@ -327,7 +365,14 @@ function livenessCase(scheme: FuzzScheme): FuzzCaseSpec {
       format: 'compact',
       pollute: false,
     },
-    signature: { kind: 'valid', secretIndex: 0, skewSeconds: 0, mixedCaseNames: false, junkEntries: [], upperHex: false },
+    signature: {
+      kind: 'valid',
+      secretIndex: 0,
+      skewSeconds: 0,
+      mixedCaseNames: false,
+      junkEntries: [],
+      upperHex: false,
+    },
     contentType: 'application/json',
     extraHeaders: [],
     transport: 'http',
@@ -341,4 +386,3 @@ function livenessCase(scheme: FuzzScheme): FuzzCaseSpec {
 export function fuzzRunsPerAdapter(): Record<FuzzAdapter, number> {
   return { express: Math.ceil(FUZZ_RUNS / 2), fastify: Math.floor(FUZZ_RUNS / 2) };
 }
-

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { MemoryIdempotencyStore, PaymentEventsQueue, RedisIdempotencyStore, type PaymentEventType, type PaymentsProcessingOptions } from '../../../lib/index.js';
+import {
+  MemoryIdempotencyStore,
+  PaymentEventsQueue,
+  RedisIdempotencyStore,
+  type PaymentEventType,
+  type PaymentsProcessingOptions,
+} from '../../../lib/index.js';
 import { PaymentsSimulator } from '../../../lib/testing/index.js';
 import { createRedis, deleteKeys, quitAll, uniquePrefix, uniqueQueueName } from '../../integration/redis-test.util.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';
@@ -24,7 +30,10 @@ const CLAIM_TTL_SECONDS = 3;
  * The simulator's retry schedule: fast first, then up to 5 s apart; 26 attempts over about a minute,
  * long enough for any injected failure streak, outage or lease to pass.
  */
-const RETRY_SCHEDULE = [10, 25, 50, 100, 200, 300, 500, 750, 1000, 1000, 1500, 1500, 2000, 2000, 2000, 3000, 3000, 3000, 3000, 3000, 5000, 5000, 5000, 5000, 5000];
+const RETRY_SCHEDULE = [
+  10, 25, 50, 100, 200, 300, 500, 750, 1000, 1000, 1500, 1500, 2000, 2000, 2000, 3000, 3000, 3000, 3000, 3000, 5000,
+  5000, 5000, 5000, 5000,
+];
 
 /** States an intent goes through, confirm first; each only moves up pending -> failed -> paid (see orderStatusFor). */
 const LIFECYCLES: ReadonlyArray<readonly [readonly string[], number]> = [
@@ -60,8 +69,18 @@ export interface ChaosConfiguration {
 }
 
 export const CHAOS_CONFIGURATIONS: readonly ChaosConfiguration[] = [
-  { part: PARTS.chaosInline, title: 'inline processing + MemoryIdempotencyStore (Express)', adapter: 'express', mode: 'inline' },
-  { part: PARTS.chaosQueued, title: 'queued processing (BullMQ) + RedisIdempotencyStore (Fastify, real Redis)', adapter: 'fastify', mode: 'queued' },
+  {
+    part: PARTS.chaosInline,
+    title: 'inline processing + MemoryIdempotencyStore (Express)',
+    adapter: 'express',
+    mode: 'inline',
+  },
+  {
+    part: PARTS.chaosQueued,
+    title: 'queued processing (BullMQ) + RedisIdempotencyStore (Fastify, real Redis)',
+    adapter: 'fastify',
+    mode: 'queued',
+  },
 ];
 
 /**
@@ -89,7 +108,12 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
       crashes.install();
       leakAudit.addApiKey('chaos API key', CHAOS_API_KEY);
       const simulatorRandom = random.fork('simulator');
-      sim = new PaymentsSimulator({ apiKeys: [CHAOS_API_KEY], retrySchedule: RETRY_SCHEDULE, deliveryTimeoutMs: 15_000, random: () => simulatorRandom.next() });
+      sim = new PaymentsSimulator({
+        apiKeys: [CHAOS_API_KEY],
+        retrySchedule: RETRY_SCHEDULE,
+        deliveryTimeoutMs: 15_000,
+        random: () => simulatorRandom.next(),
+      });
       const simulatorUrl = await sim.start();
       const port = await freePort();
       const endpoint = sim.registerWebhookEndpoint({ url: `http://127.0.0.1:${port}/payments/webhooks` });
@@ -101,9 +125,20 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
         keyPrefix = uniquePrefix('chaos');
         queueName = uniqueQueueName('chaos');
         store = new OutageIdempotencyStore(new RedisIdempotencyStore(redis, { keyPrefix }), random.fork('outages'));
-        processing = { queue: { connection: { url: REDIS_URL }, name: queueName, attempts: 150, backoff: { type: 'fixed', delay: 100 }, concurrency: 8 } };
+        processing = {
+          queue: {
+            connection: { url: REDIS_URL },
+            name: queueName,
+            attempts: 150,
+            backoff: { type: 'fixed', delay: 100 },
+            concurrency: 8,
+          },
+        };
       } else {
-        store = new OutageIdempotencyStore(new MemoryIdempotencyStore({ maxEntries: 1_000_000 }), random.fork('outages'));
+        store = new OutageIdempotencyStore(
+          new MemoryIdempotencyStore({ maxEntries: 1_000_000 }),
+          random.fork('outages'),
+        );
       }
       merchant = await startMerchantApp({
         adapter: config.adapter,
@@ -131,7 +166,11 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
       }
       progress(`${config.part}: ${payments} payments in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       crashes.uninstall();
-      report.record(config.part, { crashes: crashes.uncaught, durationS: (Date.now() - started) / 1000, ...leakAudit.since(auditMark) });
+      report.record(config.part, {
+        crashes: crashes.uncaught,
+        durationS: (Date.now() - started) / 1000,
+        ...leakAudit.since(auditMark),
+      });
     });
 
     /** Sets the controls for one payment's deliveries (they apply to what is emitted next). */
@@ -199,7 +238,10 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
       });
       const events = sim.events();
       const emitted = new Map(events.map((event) => [event.id, event.event]));
-      const allDone = () => events.every((event) => handlersFor(event.event).every((handler) => (merchant.effects.get(event.id, handler)?.completed ?? 0) > 0));
+      const allDone = () =>
+        events.every((event) =>
+          handlersFor(event.event).every((handler) => (merchant.effects.get(event.id, handler)?.completed ?? 0) > 0),
+        );
 
       let queueFailed = 0;
       let drainError: unknown;
@@ -208,7 +250,13 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
         try {
           const deadline = Date.now() + Math.max(120_000, payments * 60);
           for (;;) {
-            const counts = await inspector.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+            const counts = await inspector.getJobCounts(
+              'waiting',
+              'active',
+              'delayed',
+              'prioritized',
+              'waiting-children',
+            );
             const busy = Object.values(counts).reduce((a, b) => a + b, 0);
             if (busy === 0 && allDone()) break;
             if (busy === 0 && (await inspector.getFailedCount()) > 0) break;
@@ -265,15 +313,19 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
       const count = (status: number | null) => attempts.filter((a) => a.status_code === status).length;
       const answers500 = count(500);
       const answers503 = count(503);
-      const other5xx = attempts.filter((a) => a.status_code !== null && a.status_code >= 500 && a.status_code !== 500 && a.status_code !== 503).length;
-      for (const attempt of attempts) if (attempt.error !== null) leakAudit.scan(attempt.error, 'delivery attempt error');
+      const other5xx = attempts.filter(
+        (a) => a.status_code !== null && a.status_code >= 500 && a.status_code !== 500 && a.status_code !== 503,
+      ).length;
+      for (const attempt of attempts)
+        if (attempt.error !== null) leakAudit.scan(attempt.error, 'delivery attempt error');
       const unexpected = merchant.effects.unexpectedErrors;
       for (const error of unexpected) leakAudit.scanError(error, 'unexpected handler error');
       // Every 500 needs a handler failure behind it, every 503 a refused store call; in queued mode the answer
       // comes before any handler or store call, so neither may appear at all.
       const explained500 = config.mode === 'inline' ? merchant.effects.injectedFailures + unexpected.length : 0;
       const explained503 = config.mode === 'inline' ? store.refusedCalls : 0;
-      const fiveXxOutsideTable = other5xx + Math.max(0, answers500 - explained500) + Math.max(0, answers503 - explained503);
+      const fiveXxOutsideTable =
+        other5xx + Math.max(0, answers500 - explained500) + Math.max(0, answers503 - explained503);
 
       const figures = {
         casesRun: payments,
@@ -281,7 +333,15 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
         lostEvents: lostEvents + queueFailed,
         doubleRuns,
         fiveXxOutsideTable,
-        wrongAnswers: wrongOrders + wrongShipments + wrongHandler + exhausted + refusedConfirms + unexpected.length + (idleError ? 1 : 0) + (drainError ? 1 : 0),
+        wrongAnswers:
+          wrongOrders +
+          wrongShipments +
+          wrongHandler +
+          exhausted +
+          refusedConfirms +
+          unexpected.length +
+          (idleError ? 1 : 0) +
+          (drainError ? 1 : 0),
         events: events.length,
         deliveries: attempts.length,
         duplicateDeliveries: requests.length - emitted.size,
@@ -296,11 +356,26 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
       };
       report.record(config.part, figures);
 
-      expect({ idleError: idleError === undefined ? undefined : String(idleError), drainError: drainError === undefined ? undefined : String(drainError) }).toEqual({
+      expect({
+        idleError: idleError === undefined ? undefined : String(idleError),
+        drainError: drainError === undefined ? undefined : String(drainError),
+      }).toEqual({
         idleError: undefined,
         drainError: undefined,
       });
-      expect({ lostEvents, queueFailed, doubleRuns, runsOutsideEmittedEvents, wrongHandler, wrongOrders, wrongShipments, exhausted, refusedConfirms, unexpected: unexpected.length, fiveXxOutsideTable }).toEqual({
+      expect({
+        lostEvents,
+        queueFailed,
+        doubleRuns,
+        runsOutsideEmittedEvents,
+        wrongHandler,
+        wrongOrders,
+        wrongShipments,
+        exhausted,
+        refusedConfirms,
+        unexpected: unexpected.length,
+        fiveXxOutsideTable,
+      }).toEqual({
         lostEvents: 0,
         queueFailed: 0,
         doubleRuns: 0,

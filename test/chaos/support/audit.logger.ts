@@ -43,7 +43,9 @@ export class AuditLogger implements LoggerService {
   }
 
   private line(level: Level, message: unknown, rest: unknown[]): void {
-    const text = [message, ...rest].map((part) => (typeof part === 'string' ? part : inspect(part, { depth: 12, showHidden: true }))).join(' ');
+    const text = [message, ...rest]
+      .map((part) => (typeof part === 'string' ? part : inspect(part, { depth: 12, showHidden: true })))
+      .join(' ');
     this.counts[level] += 1;
     this.audit.scan(text, `nest log (${level})`);
     if (level === 'error' || level === 'fatal' || level === 'warn') {

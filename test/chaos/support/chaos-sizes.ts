@@ -7,7 +7,8 @@ function positiveInteger(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`${name} must be a whole number >= 1, got ${JSON.stringify(raw)}`);
   return value;
 }
 

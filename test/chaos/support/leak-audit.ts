@@ -63,8 +63,16 @@ export class LeakAudit {
   }
 
   /** Leaks found, texts scanned and errors rendered since `mark`, as report figures. */
-  since(mark: { hits: number; lines: number; errors: number }): { leaks: number; logLines: number; errorsRendered: number } {
-    return { leaks: this.hits.length - mark.hits, logLines: this.linesScanned - mark.lines, errorsRendered: this.errorsRendered - mark.errors };
+  since(mark: { hits: number; lines: number; errors: number }): {
+    leaks: number;
+    logLines: number;
+    errorsRendered: number;
+  } {
+    return {
+      leaks: this.hits.length - mark.hits,
+      logLines: this.linesScanned - mark.lines,
+      errorsRendered: this.errorsRendered - mark.errors,
+    };
   }
 
   /** How many distinct needles are searched for. */
@@ -86,7 +94,8 @@ export class LeakAudit {
     for (let i = 0; i + MIN_NEEDLE_LENGTH <= text.length; i++) {
       const candidates = this.#byPrefix.get(text.slice(i, i + MIN_NEEDLE_LENGTH));
       if (candidates === undefined) continue;
-      for (const needle of candidates) if (text.startsWith(needle.text, i)) this.hits.push({ secret: needle.label, source });
+      for (const needle of candidates)
+        if (text.startsWith(needle.text, i)) this.hits.push({ secret: needle.label, source });
     }
   }
 
@@ -112,7 +121,14 @@ export class LeakAudit {
       const original = stream.write;
       const source = index === 0 ? 'stdout' : 'stderr';
       stream.write = ((chunk: unknown, ...rest: unknown[]) => {
-        this.scan(typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array ? Buffer.from(chunk).toString('utf8') : String(chunk), source);
+        this.scan(
+          typeof chunk === 'string'
+            ? chunk
+            : Buffer.isBuffer(chunk) || chunk instanceof Uint8Array
+              ? Buffer.from(chunk).toString('utf8')
+              : String(chunk),
+          source,
+        );
         return (original as (...args: unknown[]) => boolean).call(stream, chunk, ...rest);
       }) as typeof stream.write;
       return () => {

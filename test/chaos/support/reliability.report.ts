@@ -122,12 +122,14 @@ export class ReliabilityReport {
     const rows = FIGURES.filter((def) => parts.some((p) => p.figures[def.key] !== undefined)).map((def) => {
       const values = parts.map((p) => p.figures[def.key]);
       const present = values.filter((v): v is number => v !== undefined);
-      const total = def.unit === 'MB' ? (present.length ? Math.max(...present) : undefined) : present.reduce((a, b) => a + b, 0);
+      const total =
+        def.unit === 'MB' ? (present.length ? Math.max(...present) : undefined) : present.reduce((a, b) => a + b, 0);
       return [`${def.bad ? '!' : ' '} ${def.label}`, ...values.map((v) => cell(def, v)), cell(def, total)];
     });
     const head = ['  figure', ...columns];
     const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
+    const line = (cells: string[]) =>
+      cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(' | ');
     const rule = widths.map((w) => '-'.repeat(w)).join('-+-');
     const missing = this.missingParts();
     return [
@@ -146,7 +148,11 @@ export class ReliabilityReport {
   write(meta: Record<string, unknown>): string {
     const dir = join(tmpdir(), 'nestjs-payments-reliability');
     mkdirSync(dir, { recursive: true });
-    const body = JSON.stringify({ ...meta, parts: this.#parts, missingParts: this.missingParts(), badTotal: this.badTotal() }, null, 2);
+    const body = JSON.stringify(
+      { ...meta, parts: this.#parts, missingParts: this.missingParts(), badTotal: this.badTotal() },
+      null,
+      2,
+    );
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     writeFileSync(join(dir, `run-${stamp}.json`), body);
     const latest = join(dir, 'latest.json');

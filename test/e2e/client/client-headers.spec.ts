@@ -55,7 +55,11 @@ describe('PaymentsService headers (real HTTP server on loopback)', () => {
   });
 
   it('[A1] a caller cannot override X-Api-Key or X-Api-Version through request() headers', async () => {
-    await payments.request({ method: 'GET', path: '/webhook_requests', headers: { 'x-api-key': 'other', 'X-Api-Version': '9' } });
+    await payments.request({
+      method: 'GET',
+      path: '/webhook_requests',
+      headers: { 'x-api-key': 'other', 'X-Api-Version': '9' },
+    });
     expect(server.requests[0]!.headers['x-api-key']).toBe(TEST_API_KEY);
     expect(server.requests[0]!.headers['x-api-version']).toBe('1');
   });

@@ -111,7 +111,11 @@ describe('the API key never leaks, on every error path', () => {
   it('an error body that echoes the key (hostile or buggy server) has it replaced by [REDACTED]', async () => {
     server.answer({
       status: 401,
-      body: { error: `key ${TEST_API_KEY} is inactive`, [TEST_API_KEY]: [TEST_API_KEY, 1], nested: { deep: { key: TEST_API_KEY } } },
+      body: {
+        error: `key ${TEST_API_KEY} is inactive`,
+        [TEST_API_KEY]: [TEST_API_KEY, 1],
+        nested: { deep: { key: TEST_API_KEY } },
+      },
     });
     const error = await errorOf(payments.paymentIntents.retrieve(INTENT_ID));
     expect((error as PaymentsApiError).body).toEqual({
@@ -161,25 +165,39 @@ describe('PaymentsService itself does not show the key', () => {
   it('util.inspect of the service (deep, hidden fields, with and without custom inspect) has no key', () => {
     for (const customInspect of [true, false]) {
       expect(inspect(payments, { depth: 12, showHidden: true, customInspect })).not.toContain(TEST_API_KEY);
-      expect(inspect(payments.paymentIntents, { depth: 12, showHidden: true, customInspect })).not.toContain(TEST_API_KEY);
+      expect(inspect(payments.paymentIntents, { depth: 12, showHidden: true, customInspect })).not.toContain(
+        TEST_API_KEY,
+      );
     }
     expect(inspect(payments)).toContain('[REDACTED]');
   });
 
   it('JSON.stringify and String of the service have no key', () => {
     expect(JSON.stringify(payments)).not.toContain(TEST_API_KEY);
-    expect(JSON.stringify({ payments, resources: [payments.paymentIntents, payments.setupIntents, payments.webhookEndpoints] })).not.toContain(TEST_API_KEY);
+    expect(
+      JSON.stringify({
+        payments,
+        resources: [payments.paymentIntents, payments.setupIntents, payments.webhookEndpoints],
+      }),
+    ).not.toContain(TEST_API_KEY);
     expect(String(payments)).not.toContain(TEST_API_KEY);
   });
 
   it('no enumerable or hidden own property of the service holds the key', () => {
-    const values = Object.getOwnPropertyNames(payments).map((name) => (payments as unknown as Record<string, unknown>)[name]);
+    const values = Object.getOwnPropertyNames(payments).map(
+      (name) => (payments as unknown as Record<string, unknown>)[name],
+    );
     expect(inspect(values, { depth: 12, showHidden: true, customInspect: false })).not.toContain(TEST_API_KEY);
   });
 });
 
 describe('configuration errors never echo the key', () => {
-  const base: PaymentsModuleOptions = { apiKey: TEST_API_KEY, environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: false };
+  const base: PaymentsModuleOptions = {
+    apiKey: TEST_API_KEY,
+    environment: 'sandbox',
+    baseUrl: 'https://sandbox.example.test',
+    webhooks: false,
+  };
   const bad: Array<[string, Partial<Record<keyof PaymentsModuleOptions, unknown>>]> = [
     ['environment', { environment: 'prod' }],
     ['baseUrl', { baseUrl: `not a url ${TEST_API_KEY}` }],
@@ -190,7 +208,9 @@ describe('configuration errors never echo the key', () => {
   ];
 
   it.each(bad)('%s: the boot error has no key in any rendering', async (_name, override) => {
-    const outcome = await Test.createTestingModule({ imports: [PaymentsModule.forRoot({ ...base, ...override } as PaymentsModuleOptions)] })
+    const outcome = await Test.createTestingModule({
+      imports: [PaymentsModule.forRoot({ ...base, ...override } as PaymentsModuleOptions)],
+    })
       .compile()
       .then(
         () => undefined,

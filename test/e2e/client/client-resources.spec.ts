@@ -4,7 +4,13 @@ import { PaymentsInvalidArgumentError, type PaymentsService } from '../../../lib
 import { bootClient, INTENT_ID } from './support/client-fixture.js';
 import { ScriptedServer } from './support/scripted-server.js';
 
-const intent = { id: INTENT_ID, state: 'requires_payment_method', amount: 1999, capture_method: 'automatic_async', embed_token: 'emb_1' };
+const intent = {
+  id: INTENT_ID,
+  state: 'requires_payment_method',
+  amount: 1999,
+  capture_method: 'automatic_async',
+  embed_token: 'emb_1',
+};
 
 describe('PaymentsService resources (real HTTP server on loopback)', () => {
   let server: ScriptedServer;
@@ -47,7 +53,9 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
     for (const bad of ['42', '../setup_intents', `${INTENT_ID}/../x`, `${INTENT_ID}?a=1`, '', 'https://evil.example']) {
       await expect(payments.paymentIntents.retrieve(bad)).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
     }
-    await expect(payments.paymentIntents.retrieve(undefined as unknown as string)).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
+    await expect(payments.paymentIntents.retrieve(undefined as unknown as string)).rejects.toBeInstanceOf(
+      PaymentsInvalidArgumentError,
+    );
     expect(server.requests).toHaveLength(0);
     expect(server.connections).toBe(0);
   });
@@ -89,7 +97,9 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
       query: { limit: 2, state: ['failed', 'pending'], webhook_id: INTENT_ID, skipped: undefined },
     });
     expect(list.data[0]!.id).toBe(INTENT_ID);
-    expect(server.requests[0]!.url).toBe(`/webhook_requests?limit=2&state=failed&state=pending&webhook_id=${INTENT_ID}`);
+    expect(server.requests[0]!.url).toBe(
+      `/webhook_requests?limit=2&state=failed&state=pending&webhook_id=${INTENT_ID}`,
+    );
   });
 
   it('[R4] request() lists the attempts of a webhook request', async () => {
@@ -100,7 +110,9 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
 
   it('[R4] request() resends a webhook request with a POST and a JSON body', async () => {
     server.answer({ status: 202, body: { resent: true } });
-    await expect(payments.request({ method: 'POST', path: `/webhook_requests/${INTENT_ID}/resend`, body: { reason: 'test' } })).resolves.toEqual({ resent: true });
+    await expect(
+      payments.request({ method: 'POST', path: `/webhook_requests/${INTENT_ID}/resend`, body: { reason: 'test' } }),
+    ).resolves.toEqual({ resent: true });
     expect(server.requests[0]!.method).toBe('POST');
     expect(JSON.parse(server.requests[0]!.body)).toEqual({ reason: 'test' });
   });
@@ -112,7 +124,21 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
   });
 
   it('request() refuses paths that could leave the base address, and sends nothing', async () => {
-    const bad = ['https://evil.example/x', '//evil.example/x', 'webhook_requests', '/a/../b', '/a/%2e%2e/b', '/a/%2F/b', '/a?x=1', '/a#x', '/a\\b', '/a b', '/a\n', '/..', '/%zz'];
+    const bad = [
+      'https://evil.example/x',
+      '//evil.example/x',
+      'webhook_requests',
+      '/a/../b',
+      '/a/%2e%2e/b',
+      '/a/%2F/b',
+      '/a?x=1',
+      '/a#x',
+      '/a\\b',
+      '/a b',
+      '/a\n',
+      '/..',
+      '/%zz',
+    ];
     for (const path of bad) {
       await expect(payments.request({ method: 'GET', path })).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
     }
@@ -122,7 +148,9 @@ describe('PaymentsService resources (real HTTP server on loopback)', () => {
 
   it('request() refuses an unknown method and a query of the wrong type, and sends nothing', async () => {
     await expect(payments.request({ method: 'TRACE' as 'GET', path: '/a' })).rejects.toThrow(/`method`/);
-    await expect(payments.request({ method: 'GET', path: '/a', query: { a: { b: 1 } as unknown as string } })).rejects.toThrow(/`query.a`/);
+    await expect(
+      payments.request({ method: 'GET', path: '/a', query: { a: { b: 1 } as unknown as string } }),
+    ).rejects.toThrow(/`query.a`/);
     expect(server.requests).toHaveLength(0);
   });
 
@@ -144,9 +172,15 @@ describe('request() bodies', () => {
     try {
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
-      await expect(payments.request({ method: 'POST', path: '/a', body: cyclic })).rejects.toThrow(/`body` must be JSON-serialisable/);
-      await expect(payments.paymentIntents.create({ amount: 10n } as unknown as Record<string, unknown>)).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
-      await expect(payments.request({ method: 'POST', path: '/a', body: () => 1 })).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
+      await expect(payments.request({ method: 'POST', path: '/a', body: cyclic })).rejects.toThrow(
+        /`body` must be JSON-serialisable/,
+      );
+      await expect(
+        payments.paymentIntents.create({ amount: 10n } as unknown as Record<string, unknown>),
+      ).rejects.toBeInstanceOf(PaymentsInvalidArgumentError);
+      await expect(payments.request({ method: 'POST', path: '/a', body: () => 1 })).rejects.toBeInstanceOf(
+        PaymentsInvalidArgumentError,
+      );
       expect(server.requests).toHaveLength(0);
     } finally {
       await close();

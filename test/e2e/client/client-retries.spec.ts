@@ -90,7 +90,13 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
     expect(error).toBeInstanceOf(PaymentsRateLimitError);
     expect(server.requests).toHaveLength(3);
     expect(runtime.sleeps).toEqual([1000, 1000]);
-    expect(error).toMatchObject({ status: 429, attempts: 3, retryAfterMs: 1000, method: 'GET', path: `/payment_intents/${INTENT_ID}` });
+    expect(error).toMatchObject({
+      status: 429,
+      attempts: 3,
+      retryAfterMs: 1000,
+      method: 'GET',
+      path: `/payment_intents/${INTENT_ID}`,
+    });
   });
 
   it('maxRetries: 0 sends a 429 request once', async () => {
@@ -105,7 +111,13 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
     server.answer({ status: 500, body: { error: 'boom' } });
     const error = await payments.paymentIntents.create({ amount: 1 }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(PaymentsApiError);
-    expect(error).toMatchObject({ status: 500, method: 'POST', path: '/payment_intents', body: { error: 'boom' }, attempts: 1 });
+    expect(error).toMatchObject({
+      status: 500,
+      method: 'POST',
+      path: '/payment_intents',
+      body: { error: 'boom' },
+      attempts: 1,
+    });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -151,7 +163,10 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
     const { payments } = await boot();
     server.answer({ status: 500 }, { status: 404, body: { error: 'no such intent' } });
     await expect(payments.paymentIntents.retrieve(INTENT_ID)).rejects.toMatchObject({ status: 500 });
-    await expect(payments.paymentIntents.retrieve(INTENT_ID)).rejects.toMatchObject({ status: 404, body: { error: 'no such intent' } });
+    await expect(payments.paymentIntents.retrieve(INTENT_ID)).rejects.toMatchObject({
+      status: 404,
+      body: { error: 'no such intent' },
+    });
     expect(server.requests).toHaveLength(2);
   });
 
@@ -217,7 +232,11 @@ describe('PaymentsService retries and backoff (real HTTP server, fake runtime)',
   it('a POST that times out is not replayed', async () => {
     const { payments } = await boot({ http: { timeoutMs: 1000, maxRetries: 3 } });
     server.answer('hang');
-    await expect(payments.paymentIntents.create({})).rejects.toMatchObject({ name: 'PaymentsConnectionError', code: 'ETIMEDOUT', attempts: 1 });
+    await expect(payments.paymentIntents.create({})).rejects.toMatchObject({
+      name: 'PaymentsConnectionError',
+      code: 'ETIMEDOUT',
+      attempts: 1,
+    });
     expect(server.requests).toHaveLength(1);
   });
 });

@@ -70,7 +70,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       logger,
       providers: PAYMENT_HANDLER_FIXTURES,
       payments: PaymentsModule.forRoot(
-        fixtureOptions({ store, endpointIds: [ENDPOINT_ID], maxBodyBytes: MAX_BODY_BYTES, requireHttps: false }, intents.baseUrl),
+        fixtureOptions(
+          { store, endpointIds: [ENDPOINT_ID], maxBodyBytes: MAX_BODY_BYTES, requireHttps: false },
+          intents.baseUrl,
+        ),
       ),
     });
     url = `${main.baseUrl}/${PATH}`;
@@ -147,7 +150,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
 
     it('[W5] a delivery without signature headers answers 401', async () => {
       const event = paymentEvent('payment_intent.succeeded');
-      const answer = await post(url, { rawBody: JSON.stringify(event), headers: { 'content-type': 'application/json' } });
+      const answer = await post(url, {
+        rawBody: JSON.stringify(event),
+        headers: { 'content-type': 'application/json' },
+      });
       expect(answer).toEqual({ status: 401, body: { received: false, error: 'invalid_signature' } });
       expect(fulfilment.calls).toHaveLength(0);
     });
@@ -159,13 +165,19 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     });
 
     it('[W5] a stale timestamp answers 401', async () => {
-      const answer = await post(url, sign(paymentEvent('payment_intent.succeeded'), { timestamp: nowSeconds() - 3600 }));
+      const answer = await post(
+        url,
+        sign(paymentEvent('payment_intent.succeeded'), { timestamp: nowSeconds() - 3600 }),
+      );
       expect(answer.status).toBe(401);
       expect(fulfilment.calls).toHaveLength(0);
     });
 
     it('[W5] a timestamp from the future answers 401', async () => {
-      const answer = await post(url, sign(paymentEvent('payment_intent.succeeded'), { timestamp: nowSeconds() + 3600 }));
+      const answer = await post(
+        url,
+        sign(paymentEvent('payment_intent.succeeded'), { timestamp: nowSeconds() + 3600 }),
+      );
       expect(answer.status).toBe(401);
       expect(fulfilment.calls).toHaveLength(0);
     });
@@ -186,7 +198,16 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     it('[W2] a refused delivery changes no state: the idempotency store is not touched', async () => {
       await post(url, sign(paymentEvent('payment_intent.succeeded'), { secret: FOREIGN_SECRET }));
       await post(url, sign(createPaymentEvent('payment_intent.succeeded')));
-      await post(url, sign({ id: 'not-a-uuid', webhook_id: ENDPOINT_ID, event: 'payment_intent.succeeded', data: {}, metadata: null }));
+      await post(
+        url,
+        sign({
+          id: 'not-a-uuid',
+          webhook_id: ENDPOINT_ID,
+          event: 'payment_intent.succeeded',
+          data: {},
+          metadata: null,
+        }),
+      );
       expect(store.calls).toBe(0);
       expect([...fulfilment.calls, ...audit.calls]).toHaveLength(0);
     });
@@ -246,7 +267,9 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       expect(redelivery).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
       expect(fulfilment.callsFor(event.id).map((call) => call.deliveryAttempt)).toEqual([1, 2]);
       expect(audit.callsFor(event.id)).toHaveLength(1);
-      expect(logger.messages('error').some((line) => line.includes('FulfilmentHandler.paid') && line.includes(event.id))).toBe(true);
+      expect(
+        logger.messages('error').some((line) => line.includes('FulfilmentHandler.paid') && line.includes(event.id)),
+      ).toBe(true);
     });
 
     it('a store that is down answers 503 and runs no handler', async () => {
@@ -281,7 +304,9 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       expect(statuses.filter((status) => status === 409)).toHaveLength(24);
 
       // The service redelivers each refused copy: now they are duplicates.
-      const redeliveries = await Promise.all(statuses.filter((status) => status === 409).map(() => post(url, sign(event))));
+      const redeliveries = await Promise.all(
+        statuses.filter((status) => status === 409).map(() => post(url, sign(event))),
+      );
       expect(redeliveries.every((answer) => answer.status === 200)).toBe(true);
       expect(fulfilment.callsFor(event.id)).toHaveLength(1);
       expect(audit.callsFor(event.id)).toHaveLength(1);
@@ -310,7 +335,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       const event = paymentEvent('payment_intent.succeeded');
       const signed = sign(JSON.stringify(event, null, 2));
       const reserialised = { ...signed, rawBody: JSON.stringify(JSON.parse(signed.rawBody)) };
-      expect(await post(url, reserialised)).toEqual({ status: 401, body: { received: false, error: 'invalid_signature' } });
+      expect(await post(url, reserialised)).toEqual({
+        status: 401,
+        body: { received: false, error: 'invalid_signature' },
+      });
     });
 
     it('[W1] the exact bytes are verified: pretty-printed JSON with unicode escapes is accepted as signed', async () => {
@@ -326,7 +354,12 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
   });
 
   describe('signatures with hmacVerifier', () => {
-    const scheme = { header: 'x-payments-signature', prefix: 'sha256=', timestampHeader: 'x-payments-timestamp', signedPayload: 'timestamp.body' } as const;
+    const scheme = {
+      header: 'x-payments-signature',
+      prefix: 'sha256=',
+      timestampHeader: 'x-payments-timestamp',
+      signedPayload: 'timestamp.body',
+    } as const;
     const secret = 'hmac-endpoint-secret';
     let hmacApp: WebhookApp;
     beforeAll(async () => {
@@ -334,7 +367,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
         adapter,
         logger,
         providers: PAYMENT_HANDLER_FIXTURES,
-        payments: PaymentsModule.forRoot({ ...fixtureOptions(), webhooks: { verifier: hmacVerifier({ secrets: ['rotated-out', secret], ...scheme }) } }),
+        payments: PaymentsModule.forRoot({
+          ...fixtureOptions(),
+          webhooks: { verifier: hmacVerifier({ secrets: ['rotated-out', secret], ...scheme }) },
+        }),
       });
     });
     afterAll(async () => {
@@ -344,17 +380,29 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     it('[W8] accepts a delivery signed with the HMAC scheme it was configured with', async () => {
       const event = createPaymentEvent('payment_intent.succeeded');
       const signed = signWebhook(event, { scheme: 'hmac', secret, ...scheme });
-      expect(await post(`${hmacApp.baseUrl}/${PATH}`, signed)).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+      expect(await post(`${hmacApp.baseUrl}/${PATH}`, signed)).toEqual({
+        status: 200,
+        body: { received: true, outcome: 'handled' },
+      });
       expect(hmacApp.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
     });
 
     it('[W8] refuses a Standard Webhooks signature: no scheme is assumed beyond the configured one', async () => {
-      expect((await post(`${hmacApp.baseUrl}/${PATH}`, sign(createPaymentEvent('payment_intent.succeeded')))).status).toBe(401);
+      expect(
+        (await post(`${hmacApp.baseUrl}/${PATH}`, sign(createPaymentEvent('payment_intent.succeeded')))).status,
+      ).toBe(401);
     });
 
     it('[W5] refuses an HMAC delivery with another secret or an old timestamp', async () => {
       const event = createPaymentEvent('payment_intent.succeeded');
-      expect((await post(`${hmacApp.baseUrl}/${PATH}`, signWebhook(event, { scheme: 'hmac', secret: 'not-the-secret', ...scheme }))).status).toBe(401);
+      expect(
+        (
+          await post(
+            `${hmacApp.baseUrl}/${PATH}`,
+            signWebhook(event, { scheme: 'hmac', secret: 'not-the-secret', ...scheme }),
+          )
+        ).status,
+      ).toBe(401);
       const stale = signWebhook(event, { scheme: 'hmac', secret, ...scheme, timestamp: nowSeconds() - 3600 });
       expect((await post(`${hmacApp.baseUrl}/${PATH}`, stale)).status).toBe(401);
     });
@@ -366,7 +414,9 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       const verifier: WebhookVerifier = {
         async verify({ rawBody, headers }) {
           seen.push({ rawBody, signature: headers['x-custom-signature'] });
-          return headers['x-custom-signature'] === 'let-me-in' ? { valid: true } : { valid: false, reason: 'custom_mismatch' };
+          return headers['x-custom-signature'] === 'let-me-in'
+            ? { valid: true }
+            : { valid: false, reason: 'custom_mismatch' };
         },
       };
       const custom = await startWebhookApp({
@@ -377,11 +427,17 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       });
       try {
         const rawBody = JSON.stringify(createPaymentEvent('payment_intent.succeeded'), null, 1);
-        const ok = await post(`${custom.baseUrl}/${PATH}`, { rawBody, headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'let-me-in' } });
+        const ok = await post(`${custom.baseUrl}/${PATH}`, {
+          rawBody,
+          headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'let-me-in' },
+        });
         expect(ok.status).toBe(200);
         expect(Buffer.isBuffer(seen[0]?.rawBody)).toBe(true);
         expect(seen[0]!.rawBody.equals(Buffer.from(rawBody))).toBe(true);
-        const refused = await post(`${custom.baseUrl}/${PATH}`, { rawBody, headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'nope' } });
+        const refused = await post(`${custom.baseUrl}/${PATH}`, {
+          rawBody,
+          headers: { 'content-type': 'application/json', 'X-Custom-Signature': 'nope' },
+        });
         expect(refused).toEqual({ status: 401, body: { received: false, error: 'invalid_signature' } });
         expect(logger.text()).toContain('custom_mismatch');
       } finally {
@@ -422,7 +478,12 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       };
       intents.requests.length = 0;
       expect((await post(url, sign(event))).status).toBe(200);
-      expect(retrieved).toEqual({ id: intentId, state: 'requires_capture', amount: 4200, capture_method: 'automatic_async' });
+      expect(retrieved).toEqual({
+        id: intentId,
+        state: 'requires_capture',
+        amount: 4200,
+        capture_method: 'automatic_async',
+      });
       expect(intents.requests).toEqual([{ method: 'GET', path: `/payment_intents/${intentId}`, hasApiKey: true }]);
     });
 
@@ -470,7 +531,14 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       const text = logger.text();
       expect(text).toContain(`Failed event ${event.id} (payment_intent.succeeded) handler FulfilmentHandler.paid`);
       expect(text).toContain('Rejected delivery with 401 invalid_signature');
-      for (const secret of [CURRENT_SECRET, PREVIOUS_SECRET, FOREIGN_SECRET, API_KEY, 'body-marker-5b1e', signed.headers['webhook-signature']!]) {
+      for (const secret of [
+        CURRENT_SECRET,
+        PREVIOUS_SECRET,
+        FOREIGN_SECRET,
+        API_KEY,
+        'body-marker-5b1e',
+        signed.headers['webhook-signature']!,
+      ]) {
         expect(text).not.toContain(secret);
       }
     });
@@ -481,7 +549,12 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     let proxied: WebhookApp;
     beforeAll(async () => {
       const options = fixtureOptions({ requireHttps: true });
-      strict = await startWebhookApp({ adapter, logger, providers: PAYMENT_HANDLER_FIXTURES, payments: PaymentsModule.forRoot(options) });
+      strict = await startWebhookApp({
+        adapter,
+        logger,
+        providers: PAYMENT_HANDLER_FIXTURES,
+        payments: PaymentsModule.forRoot(options),
+      });
       proxied = await startWebhookApp({
         adapter,
         logger,
@@ -511,7 +584,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       });
       try {
         const event = createPaymentEvent('payment_intent.succeeded');
-        expect(await postHttps(`${tls.baseUrl}/${PATH}`, sign(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+        expect(await postHttps(`${tls.baseUrl}/${PATH}`, sign(event))).toEqual({
+          status: 200,
+          body: { received: true, outcome: 'handled' },
+        });
         expect(tls.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
       } finally {
         await tls.close();
@@ -519,14 +595,20 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     });
 
     it('[W6] X-Forwarded-Proto is ignored when the app does not trust its proxy', async () => {
-      const answer = await post(`${strict.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), { 'x-forwarded-proto': 'https' });
+      const answer = await post(`${strict.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), {
+        'x-forwarded-proto': 'https',
+      });
       expect(answer.status).toBe(403);
     });
 
     it('[W6] behind a trusted proxy, X-Forwarded-Proto: https is accepted and plain HTTP still refused', async () => {
-      const ok = await post(`${proxied.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), { 'x-forwarded-proto': 'https' });
+      const ok = await post(`${proxied.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), {
+        'x-forwarded-proto': 'https',
+      });
       expect(ok.status).toBe(200);
-      const plain = await post(`${proxied.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), { 'x-forwarded-proto': 'http' });
+      const plain = await post(`${proxied.baseUrl}/${PATH}`, sign(paymentEvent('payment_intent.succeeded')), {
+        'x-forwarded-proto': 'http',
+      });
       expect(plain.status).toBe(403);
     });
 
@@ -560,7 +642,10 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
         const orders = await fetch(`${host.baseUrl}/orders`);
         expect(orders.status).toBe(418);
         const event = createPaymentEvent('payment_intent.succeeded');
-        expect(await post(`${host.baseUrl}/${PATH}`, sign(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+        expect(await post(`${host.baseUrl}/${PATH}`, sign(event))).toEqual({
+          status: 200,
+          body: { received: true, outcome: 'handled' },
+        });
         expect(host.app.get(FulfilmentHandler).callsFor(event.id)).toHaveLength(1);
         // The host's global filter does not rewrite the receiver's refusals either.
         const refused = await post(`${host.baseUrl}/${PATH}`, sign(event, { secret: FOREIGN_SECRET }));
@@ -587,7 +672,12 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     });
 
     it("the app's global prefix applies to the route", async () => {
-      const prefixed = await startWebhookApp({ adapter, logger, globalPrefix: 'api', providers: PAYMENT_HANDLER_FIXTURES });
+      const prefixed = await startWebhookApp({
+        adapter,
+        logger,
+        globalPrefix: 'api',
+        providers: PAYMENT_HANDLER_FIXTURES,
+      });
       try {
         const event = createPaymentEvent('payment_intent.succeeded');
         expect((await post(`${prefixed.baseUrl}/api/${PATH}`, sign(event))).status).toBe(200);
@@ -600,7 +690,9 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
     it('webhooks: false registers no route (404)', async () => {
       const none = await startWebhookApp({ adapter, logger, payments: PaymentsModule.forRoot(fixtureOptions(false)) });
       try {
-        expect((await post(`${none.baseUrl}/${PATH}`, sign(createPaymentEvent('payment_intent.succeeded')))).status).toBe(404);
+        expect(
+          (await post(`${none.baseUrl}/${PATH}`, sign(createPaymentEvent('payment_intent.succeeded')))).status,
+        ).toBe(404);
       } finally {
         await none.close();
       }
@@ -632,7 +724,9 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
           logger,
           payments: PaymentsModule.forRootAsync({ useFactory: async () => fixtureOptions({ path: 'elsewhere' }) }),
         }),
-      ).rejects.toThrow(expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'webhooksPath' }) as unknown as Error);
+      ).rejects.toThrow(
+        expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'webhooksPath' }) as unknown as Error,
+      );
     });
 
     it('forRootAsync whose factory returns webhooks: false answers 404 on the registered route', async () => {
@@ -679,11 +773,16 @@ describe('webhook receiver on express with bodyParser: false (the module reads t
 
   it('[W1] a tampered body answers 401', async () => {
     const signed = sign(createPaymentEvent('payment_intent.succeeded'));
-    expect((await post(url, { ...signed, rawBody: signed.rawBody.replace('"amount":1000', '"amount":1') })).status).toBe(401);
+    expect(
+      (await post(url, { ...signed, rawBody: signed.rawBody.replace('"amount":1000', '"amount":1') })).status,
+    ).toBe(401);
   });
 
   it('[W13] a signed body that is not JSON answers 400 invalid_json (parsed only after verification)', async () => {
-    expect(await post(url, sign('not json at all'))).toEqual({ status: 400, body: { received: false, error: 'invalid_json' } });
+    expect(await post(url, sign('not json at all'))).toEqual({
+      status: 400,
+      body: { received: false, error: 'invalid_json' },
+    });
   });
 
   it('[W1] the middleware follows the route under a global prefix', async () => {
@@ -697,7 +796,10 @@ describe('webhook receiver on express with bodyParser: false (the module reads t
     });
     try {
       const event = createPaymentEvent('payment_intent.succeeded');
-      expect(await post(`${prefixed.baseUrl}/api/${PATH}`, sign(event))).toEqual({ status: 200, body: { received: true, outcome: 'handled' } });
+      expect(await post(`${prefixed.baseUrl}/api/${PATH}`, sign(event))).toEqual({
+        status: 200,
+        body: { received: true, outcome: 'handled' },
+      });
     } finally {
       await prefixed.close();
     }
@@ -705,15 +807,21 @@ describe('webhook receiver on express with bodyParser: false (the module reads t
 
   it('answers 413 from the declared Content-Length, before reading the body', async () => {
     const event = createPaymentEvent('payment_intent.succeeded', { metadata: { padding: 'x'.repeat(MAX_BODY_BYTES) } });
-    expect(await post(url, sign(event))).toEqual({ status: 413, body: { received: false, error: 'payload_too_large' } });
+    expect(await post(url, sign(event))).toEqual({
+      status: 413,
+      body: { received: false, error: 'payload_too_large' },
+    });
   });
 
   it('answers 413 on a chunked body (no Content-Length) once it passes maxBodyBytes', async () => {
-    const signed = sign(createPaymentEvent('payment_intent.succeeded', { metadata: { padding: 'x'.repeat(MAX_BODY_BYTES) } }));
+    const signed = sign(
+      createPaymentEvent('payment_intent.succeeded', { metadata: { padding: 'x'.repeat(MAX_BODY_BYTES) } }),
+    );
     const bytes = Buffer.from(signed.rawBody);
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
-        for (let offset = 0; offset < bytes.length; offset += 1024) controller.enqueue(bytes.subarray(offset, offset + 1024));
+        for (let offset = 0; offset < bytes.length; offset += 1024)
+          controller.enqueue(bytes.subarray(offset, offset + 1024));
         controller.close();
       },
     });

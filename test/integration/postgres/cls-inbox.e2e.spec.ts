@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CURRENT_SECRET, post, sign } from '../../fixtures/webhooks/webhook-app.fixture.js';
 import { createTestDatabase, type TestDatabase } from './postgres-test.util.js';
-import { buildInboxApps, startMerchant, stopMerchant, type InboxAppsBuild, type MerchantProcess } from './support/inbox-apps.js';
+import {
+  buildInboxApps,
+  startMerchant,
+  stopMerchant,
+  type InboxAppsBuild,
+  type MerchantProcess,
+} from './support/inbox-apps.js';
 
 /*
  * @nestjs-cls/transactional with TypeORM and with Drizzle. The merchant's code is written for CLS as it
@@ -24,47 +30,56 @@ afterAll(() => {
   build?.remove();
 });
 
-describe.each(['typeorm', 'drizzle'] as const)('@nestjs-cls/transactional with %s (real PostgreSQL, own process)', (orm) => {
-  let db: TestDatabase;
-  let merchant: MerchantProcess;
+describe.each(['typeorm', 'drizzle'] as const)(
+  '@nestjs-cls/transactional with %s (real PostgreSQL, own process)',
+  (orm) => {
+    let db: TestDatabase;
+    let merchant: MerchantProcess;
 
-  const ledger = async (eventId: string): Promise<Record<string, number>> => {
-    const rows = (await db.pool.query('SELECT handler, count(*)::int AS n FROM ledger WHERE event_id = $1 GROUP BY handler', [eventId])).rows;
-    return Object.fromEntries(rows.map((r) => [r['handler'] as string, r['n'] as number]));
-  };
+    const ledger = async (eventId: string): Promise<Record<string, number>> => {
+      const rows = (
+        await db.pool.query('SELECT handler, count(*)::int AS n FROM ledger WHERE event_id = $1 GROUP BY handler', [
+          eventId,
+        ])
+      ).rows;
+      return Object.fromEntries(rows.map((r) => [r['handler'] as string, r['n'] as number]));
+    };
 
-  beforeAll(async () => {
-    db = await createTestDatabase(`cls_${orm}`);
-    merchant = await startMerchant(build.main, { PG_URL: db.url, ORM: orm, MODE: 'inbox', SECRET: CURRENT_SECRET });
-  }, 90_000);
-  afterAll(async () => {
-    await stopMerchant(merchant);
-    await db?.drop();
-  });
+    beforeAll(async () => {
+      db = await createTestDatabase(`cls_${orm}`);
+      merchant = await startMerchant(build.main, { PG_URL: db.url, ORM: orm, MODE: 'inbox', SECRET: CURRENT_SECRET });
+    }, 90_000);
+    afterAll(async () => {
+      await stopMerchant(merchant);
+      await db?.drop();
+    });
 
-  it('commits the @Transactional() service writes with their completion records (200); a redelivery adds nothing', async () => {
-    const event = createPaymentEvent('payment_intent.succeeded');
-    expect((await post(merchant.url, sign(event))).status).toBe(200);
-    expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
-    expect((await post(merchant.url, sign(event))).status).toBe(200);
-    expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
-    const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM payments_inbox WHERE key LIKE $1 || ':%'`, [event.id]);
-    expect(inbox.rows[0]!['n']).toBe(2);
-  });
+    it('commits the @Transactional() service writes with their completion records (200); a redelivery adds nothing', async () => {
+      const event = createPaymentEvent('payment_intent.succeeded');
+      expect((await post(merchant.url, sign(event))).status).toBe(200);
+      expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
+      expect((await post(merchant.url, sign(event))).status).toBe(200);
+      expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
+      const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM payments_inbox WHERE key LIKE $1 || ':%'`, [
+        event.id,
+      ]);
+      expect(inbox.rows[0]!['n']).toBe(2);
+    });
 
-  it('rolls back the service writes when the handler throws after them (500); the redelivery writes each once', async () => {
-    const event = createPaymentEvent('payment_intent.succeeded', { metadata: { fail: 'once' } });
-    expect((await post(merchant.url, sign(event))).status).toBe(500);
-    expect(await ledger(event.id)).toEqual({});
-    expect((await post(merchant.url, sign(event))).status).toBe(200);
-    expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
-  });
+    it('rolls back the service writes when the handler throws after them (500); the redelivery writes each once', async () => {
+      const event = createPaymentEvent('payment_intent.succeeded', { metadata: { fail: 'once' } });
+      expect((await post(merchant.url, sign(event))).status).toBe(500);
+      expect(await ledger(event.id)).toEqual({});
+      expect((await post(merchant.url, sign(event))).status).toBe(200);
+      expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
+    });
 
-  it('[W4] runs each handler once for 10 concurrent copies (the others get 409 or 200), one row each', async () => {
-    const event = createPaymentEvent('payment_intent.succeeded');
-    const answers = await Promise.all(Array.from({ length: 10 }, () => post(merchant.url, sign(event))));
-    expect(answers.every((a) => a.status === 200 || a.status === 409)).toBe(true);
-    expect((await post(merchant.url, sign(event))).status).toBe(200);
-    expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
-  });
-});
+    it('[W4] runs each handler once for 10 concurrent copies (the others get 409 or 200), one row each', async () => {
+      const event = createPaymentEvent('payment_intent.succeeded');
+      const answers = await Promise.all(Array.from({ length: 10 }, () => post(merchant.url, sign(event))));
+      expect(answers.every((a) => a.status === 200 || a.status === 409)).toBe(true);
+      expect((await post(merchant.url, sign(event))).status).toBe(200);
+      expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
+    });
+  },
+);

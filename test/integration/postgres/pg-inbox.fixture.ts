@@ -21,7 +21,11 @@ export class LedgerHandler {
   @OnPaymentEvent('payment_intent.succeeded', { transactional: true })
   async paid(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): Promise<void> {
     this.runs.push(event.id);
-    await ctx.transaction!.query('INSERT INTO ledger (event_id, handler, amount) VALUES ($1, $2, $3)', [event.id, 'paid', 100]);
+    await ctx.transaction!.query('INSERT INTO ledger (event_id, handler, amount) VALUES ($1, $2, $3)', [
+      event.id,
+      'paid',
+      100,
+    ]);
     await this.behaviour(event);
   }
 

@@ -62,7 +62,14 @@ export async function createTestDatabase(label: string): Promise<TestDatabase> {
 
 /** A pool to a port where nothing listens: every query rejects at once (a database outage). */
 export function createUnreachablePool(port: number): pg.Pool {
-  const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 2000, max: 2 });
+  const pool = new pg.Pool({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 2000,
+    max: 2,
+  });
   pool.on('error', () => undefined);
   return pool;
 }
@@ -70,7 +77,11 @@ export function createUnreachablePool(port: number): pg.Pool {
 /** Polls `check` (no fixed sleeps) until it returns a value other than undefined, or fails after `timeoutMs`. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  { timeoutMs = 30_000, intervalMs = 25, what = 'condition' }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
+  {
+    timeoutMs = 30_000,
+    intervalMs = 25,
+    what = 'condition',
+  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

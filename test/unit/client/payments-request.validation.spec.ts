@@ -16,10 +16,22 @@ describe('request validation', () => {
   });
 
   it('[E2] assertUuid refuses anything else with PaymentsInvalidArgumentError naming the call and argument', () => {
-    for (const bad of ['', 'pi_123', '3f1c2a9e8b7d4c6e9a5f1b2c3d4e5f60', ' 3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60', '3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60/x', 42, null, undefined, {}]) {
+    for (const bad of [
+      '',
+      'pi_123',
+      '3f1c2a9e8b7d4c6e9a5f1b2c3d4e5f60',
+      ' 3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60',
+      '3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60/x',
+      42,
+      null,
+      undefined,
+      {},
+    ]) {
       expect(() => assertUuid(bad, 'paymentIntents.retrieve')).toThrow(PaymentsInvalidArgumentError);
     }
-    expect(() => assertUuid('nope', 'paymentIntents.retrieve')).toThrow(/paymentIntents\.retrieve: `id` must be a UUID, got a string of 4 character\(s\)\. Nothing was sent/);
+    expect(() => assertUuid('nope', 'paymentIntents.retrieve')).toThrow(
+      /paymentIntents\.retrieve: `id` must be a UUID, got a string of 4 character\(s\)\. Nothing was sent/,
+    );
   });
 
   it('assertUuid never echoes the value it refuses', () => {
@@ -27,7 +39,13 @@ describe('request validation', () => {
   });
 
   it('assertRelativePath accepts ordinary relative paths', () => {
-    for (const path of ['/', '/webhook_requests', '/webhook_requests/3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60/attempts', '/a:b/c@d/~e/f%20g', '/a.b/.c/..d']) {
+    for (const path of [
+      '/',
+      '/webhook_requests',
+      '/webhook_requests/3f1c2a9e-8b7d-4c6e-9a5f-1b2c3d4e5f60/attempts',
+      '/a:b/c@d/~e/f%20g',
+      '/a.b/.c/..d',
+    ]) {
       expect(assertRelativePath(path, 'request')).toBe(path);
     }
   });
@@ -61,12 +79,16 @@ describe('request validation', () => {
   });
 
   it('assertMethod accepts the five methods and refuses others', () => {
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) expect(assertMethod(method, 'request')).toBe(method);
-    for (const method of ['get', 'TRACE', 'CONNECT', undefined]) expect(() => assertMethod(method, 'request')).toThrow(/`method`/);
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'])
+      expect(assertMethod(method, 'request')).toBe(method);
+    for (const method of ['get', 'TRACE', 'CONNECT', undefined])
+      expect(() => assertMethod(method, 'request')).toThrow(/`method`/);
   });
 
   it('buildQueryString encodes values, repeats arrays and skips undefined', () => {
-    expect(buildQueryString({ a: 'x y', b: 2, c: true, d: ['1', 2], e: undefined }, 'request')).toBe('a=x+y&b=2&c=true&d=1&d=2');
+    expect(buildQueryString({ a: 'x y', b: 2, c: true, d: ['1', 2], e: undefined }, 'request')).toBe(
+      'a=x+y&b=2&c=true&d=1&d=2',
+    );
     expect(buildQueryString(undefined, 'request')).toBe('');
     expect(buildQueryString({ '&x': '=&' }, 'request')).toBe('%26x=%3D%26');
   });
@@ -80,7 +102,17 @@ describe('request validation', () => {
   it('[A6] sanitizeHeaders drops X-Account-Id, X-Api-Key, X-Api-Version and hop-by-hop headers in any case', () => {
     expect(
       sanitizeHeaders(
-        { 'X-Account-Id': 'a', 'x-account-id': 'b', 'X-API-KEY': 'k', 'x-api-version': '9', Host: 'evil', 'Content-Length': '1', 'Transfer-Encoding': 'chunked', Connection: 'close', 'X-Tag': 't' },
+        {
+          'X-Account-Id': 'a',
+          'x-account-id': 'b',
+          'X-API-KEY': 'k',
+          'x-api-version': '9',
+          Host: 'evil',
+          'Content-Length': '1',
+          'Transfer-Encoding': 'chunked',
+          Connection: 'close',
+          'X-Tag': 't',
+        },
         'request',
       ),
     ).toEqual({ 'X-Tag': 't' });
@@ -94,6 +126,7 @@ describe('request validation', () => {
 
   it('assertParams requires a plain object', () => {
     expect(assertParams({ amount: 1 }, 'paymentIntents.create')).toEqual({ amount: 1 });
-    for (const params of [null, [], 'x', 1]) expect(() => assertParams(params, 'paymentIntents.create')).toThrow(/`params` must be an object/);
+    for (const params of [null, [], 'x', 1])
+      expect(() => assertParams(params, 'paymentIntents.create')).toThrow(/`params` must be an object/);
   });
 });

@@ -7,11 +7,17 @@ import {
   retryDelayMs,
 } from '../../../lib/client/payments-retry.policy.js';
 
-const policy = (random: number, baseDelayMs = 500, maxDelayMs = 30_000) => ({ baseDelayMs, maxDelayMs, random: () => random });
+const policy = (random: number, baseDelayMs = 500, maxDelayMs = 30_000) => ({
+  baseDelayMs,
+  maxDelayMs,
+  random: () => random,
+});
 
 describe('retry policy', () => {
   it('[L1] backoff doubles per retry: random() * base * 2^n', () => {
-    expect([0, 1, 2, 3].map((n) => backoffDelayMs(n, policy(1 - Number.EPSILON)))).toEqual([0, 1, 2, 3].map((n) => (1 - Number.EPSILON) * 500 * 2 ** n));
+    expect([0, 1, 2, 3].map((n) => backoffDelayMs(n, policy(1 - Number.EPSILON)))).toEqual(
+      [0, 1, 2, 3].map((n) => (1 - Number.EPSILON) * 500 * 2 ** n),
+    );
     expect([0, 1, 2].map((n) => backoffDelayMs(n, policy(0.25)))).toEqual([125, 250, 500]);
   });
 
@@ -52,7 +58,8 @@ describe('retry policy', () => {
   });
 
   it('429 is retried for every method; 502/503/504 only for GET; 401, 403, 500 never', () => {
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const) expect(isRetryableStatus(method, 429)).toBe(true);
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const)
+      expect(isRetryableStatus(method, 429)).toBe(true);
     for (const status of [502, 503, 504]) {
       expect(isRetryableStatus('GET', status)).toBe(true);
       expect(isRetryableStatus('POST', status)).toBe(false);
@@ -64,8 +71,10 @@ describe('retry policy', () => {
   });
 
   it('a GET is retried on any connection error; a POST only on ECONNREFUSED', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']) expect(isRetryableConnectionError('GET', code)).toBe(true);
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE'])
+      expect(isRetryableConnectionError('GET', code)).toBe(true);
     expect(isRetryableConnectionError('POST', 'ECONNREFUSED')).toBe(true);
-    for (const code of ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNECTION']) expect(isRetryableConnectionError('POST', code)).toBe(false);
+    for (const code of ['ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ECONNECTION'])
+      expect(isRetryableConnectionError('POST', code)).toBe(false);
   });
 });

@@ -10,7 +10,9 @@ describe('redactSecret', () => {
 
   it('replaces the key in nested values and in object keys, without changing the input', () => {
     const body = { [KEY]: { list: [KEY, 1, null, true], text: `x${KEY}y` } };
-    expect(redactSecret(body, KEY)).toEqual({ '[REDACTED]': { list: ['[REDACTED]', 1, null, true], text: 'x[REDACTED]y' } });
+    expect(redactSecret(body, KEY)).toEqual({
+      '[REDACTED]': { list: ['[REDACTED]', 1, null, true], text: 'x[REDACTED]y' },
+    });
     expect(Object.keys(body)).toEqual([KEY]);
   });
 

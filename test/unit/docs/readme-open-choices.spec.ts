@@ -31,11 +31,23 @@ const rows: Array<[reference: string, readme: RegExp]> = [
   ['Transitions of payment intents', /Transitions of payment and setup intents: not shown/],
   ['Transitions of setup intents', /Transitions of payment and setup intents: not shown/],
   ['| POST | /payment_intents | create a payment intent | not shown', /Request payloads of `POST \/payment_intents`/],
-  ['a payment intent including an embed token (exact field names not shown)', /Field name of the embed token in create responses: not shown/],
-  ['a setup intent including an embed token (exact field names not shown)', /Field name of the embed token in create responses: not shown/],
-  ['| POST | /setup_intents | create a setup intent | not shown', /Request payloads of `POST \/payment_intents`, `\/setup_intents`/],
+  [
+    'a payment intent including an embed token (exact field names not shown)',
+    /Field name of the embed token in create responses: not shown/,
+  ],
+  [
+    'a setup intent including an embed token (exact field names not shown)',
+    /Field name of the embed token in create responses: not shown/,
+  ],
+  [
+    '| POST | /setup_intents | create a setup intent | not shown',
+    /Request payloads of `POST \/payment_intents`, `\/setup_intents`/,
+  ],
   ['| POST | /webhook_endpoints | create a webhook endpoint | not shown', /`\/webhook_endpoints`: not shown/],
-  ['their methods, paths and payloads: not shown', /Methods and paths of the WebhookRequest \/ WebhookAttempt operations/],
+  [
+    'their methods, paths and payloads: not shown',
+    /Methods and paths of the WebhookRequest \/ WebhookAttempt operations/,
+  ],
   ['The call that confirms an intent from the iframe', /The call that confirms an intent from the iframe: not shown/],
   ['The complete list of WebhookEventType values', /The complete list of event types: not shown/],
   ['Which operation emits which event', /Which operation emits which event: not shown/],
@@ -43,8 +55,14 @@ const rows: Array<[reference: string, readme: RegExp]> = [
   ['Signature header name and algorithm', /Signature header and algorithm: not shown/],
   ['Retry schedule and number of retries', /Retry schedule of the service: not shown/],
   ['Error response body shape and error codes', /Error response body shape and error codes: not shown/],
-  ['Numeric rate limits, payload size limits and webhook timeout', /Numeric rate limits: not shown[\s\S]*Payload size limit and webhook timeout: not shown/],
-  ['Whether other values exist, and how versions change', /Other values of `X-Api-Version` and how versions change: not shown/],
+  [
+    'Numeric rate limits, payload size limits and webhook timeout',
+    /Numeric rate limits: not shown[\s\S]*Payload size limit and webhook timeout: not shown/,
+  ],
+  [
+    'Whether other values exist, and how versions change',
+    /Other values of `X-Api-Version` and how versions change: not shown/,
+  ],
 ];
 
 describe('[N1] docs/open-points.md: what the service reference leaves open', () => {
@@ -54,14 +72,15 @@ describe('[N1] docs/open-points.md: what the service reference leaves open', () 
     // Two create rows say "not shown" twice (payload, token field names): count occurrences, not lines.
     const occurrences = reference.match(/not shown/g)?.length ?? 0;
     expect(rows.length).toBe(occurrences);
-    for (const [phrase] of rows) expect({ phrase, inReference: reference.includes(phrase) }).toEqual({ phrase, inReference: true });
+    for (const [phrase] of rows)
+      expect({ phrase, inReference: reference.includes(phrase) }).toEqual({ phrase, inReference: true });
   });
 
   it.each(rows)('answers "%s" on that page', (_phrase, answer) => {
     expect(openSection()).toMatch(answer);
   });
 
-  it('lists the simulator\'s own choices apart from facts about the service', () => {
+  it("lists the simulator's own choices apart from facts about the service", () => {
     expect(openSection()).toMatch(/\n## Simulator \(choices of the simulator, not facts about the service\)\n/);
   });
 });

@@ -39,10 +39,16 @@ function thrownBy(fn: () => unknown): unknown {
 
 describe('one error base: everything the package throws is a PaymentsError', () => {
   it('every error class of the root and testing entries extends PaymentsError', async () => {
-    const classes = [...(await errorClassesOf('../../../lib/index.js')), ...(await errorClassesOf('../../../lib/testing/index.js'))];
+    const classes = [
+      ...(await errorClassesOf('../../../lib/index.js')),
+      ...(await errorClassesOf('../../../lib/testing/index.js')),
+    ];
     expect(classes.map(([name]) => name)).toContain('PaymentsConfigurationError');
     for (const [name, type] of classes) {
-      expect({ name, isPaymentsError: type === PaymentsError || type.prototype instanceof PaymentsError }).toEqual({ name, isPaymentsError: true });
+      expect({ name, isPaymentsError: type === PaymentsError || type.prototype instanceof PaymentsError }).toEqual({
+        name,
+        isPaymentsError: true,
+      });
     }
   });
 
@@ -52,7 +58,10 @@ describe('one error base: everything the package throws is a PaymentsError', () 
     expect((noName as Error).message).toBe('@OnPaymentEvent(): `types` must name at least one event name or wildcard.');
 
     const optionsFirst = thrownBy(() =>
-      (OnPaymentEvent as unknown as (...args: unknown[]) => unknown)({ transactional: true }, 'payment_intent.succeeded'),
+      (OnPaymentEvent as unknown as (...args: unknown[]) => unknown)(
+        { transactional: true },
+        'payment_intent.succeeded',
+      ),
     );
     expect(optionsFirst).toBeInstanceOf(PaymentsInvalidArgumentError);
     expect((optionsFirst as Error).message).not.toMatch(/payment service/);
@@ -61,7 +70,8 @@ describe('one error base: everything the package throws is a PaymentsError', () 
   it('a client call keeps its note that nothing was sent; other bad arguments do not claim it', () => {
     expect(thrownBy(() => assertUuid('nope', 'paymentIntents.retrieve'))).toMatchObject({
       name: 'PaymentsInvalidArgumentError',
-      message: 'paymentIntents.retrieve: `id` must be a UUID, got a string of 4 character(s). Nothing was sent to the payment service.',
+      message:
+        'paymentIntents.retrieve: `id` must be a UUID, got a string of 4 character(s). Nothing was sent to the payment service.',
     });
     const store = thrownBy(() => new MemoryIdempotencyStore({ maxEntries: 0 }));
     expect(store).toBeInstanceOf(PaymentsInvalidArgumentError);
@@ -72,9 +82,17 @@ describe('one error base: everything the package throws is a PaymentsError', () 
   it('store, journal and simulator constructors and controls refuse bad arguments with PaymentsInvalidArgumentError', () => {
     const refusals: Array<[string, () => unknown, string]> = [
       ['RedisIdempotencyStore', () => new RedisIdempotencyStore({} as never), 'redis'],
-      ['RedisIdempotencyStore', () => new RedisIdempotencyStore({ eval: () => 1, evalsha: () => 1 } as never, { attemptsTtlSeconds: 0 }), 'attemptsTtlSeconds'],
+      [
+        'RedisIdempotencyStore',
+        () => new RedisIdempotencyStore({ eval: () => 1, evalsha: () => 1 } as never, { attemptsTtlSeconds: 0 }),
+        'attemptsTtlSeconds',
+      ],
       ['PaymentDeliveryJournal', () => new PaymentDeliveryJournal({ maxEntries: 0 }), 'maxEntries'],
-      ['PaymentsSimulator.controls.duplicateDeliveries', () => new PaymentsSimulator().controls.duplicateDeliveries(0), 'copies'],
+      [
+        'PaymentsSimulator.controls.duplicateDeliveries',
+        () => new PaymentsSimulator().controls.duplicateDeliveries(0),
+        'copies',
+      ],
       ['PaymentsSimulator.controls.delayDeliveries', () => new PaymentsSimulator().controls.delayDeliveries(-1), 'ms'],
       ['PaymentsSimulator.controls.rateLimit', () => new PaymentsSimulator().controls.rateLimit({ ratio: 2 }), 'ratio'],
     ];

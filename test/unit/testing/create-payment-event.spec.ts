@@ -14,12 +14,18 @@ describe('createPaymentEvent', () => {
   });
 
   it('draws a new event id each call', () => {
-    expect(createPaymentEvent('payment_intent.succeeded').id).not.toBe(createPaymentEvent('payment_intent.succeeded').id);
+    expect(createPaymentEvent('payment_intent.succeeded').id).not.toBe(
+      createPaymentEvent('payment_intent.succeeded').id,
+    );
   });
 
   it('puts a payment_intent whose state is the event suffix in data', () => {
     const event = createPaymentEvent('payment_intent.errored_capture');
-    expect(event.data.payment_intent).toEqual({ id: expect.stringMatching(UUID), state: 'errored_capture', amount: 1000 });
+    expect(event.data.payment_intent).toEqual({
+      id: expect.stringMatching(UUID),
+      state: 'errored_capture',
+      amount: 1000,
+    });
   });
 
   it('puts a setup_intent whose state is the event suffix in data', () => {
@@ -28,17 +34,29 @@ describe('createPaymentEvent', () => {
   });
 
   it('gives charge events an automatic_async payment_intent in the matching state', () => {
-    expect(createPaymentEvent('charge.requires_capture').data.payment_intent).toMatchObject({ state: 'requires_capture', capture_method: 'automatic_async' });
-    expect(createPaymentEvent('charge.succeeded').data.payment_intent).toMatchObject({ state: 'succeeded', capture_method: 'automatic_async' });
+    expect(createPaymentEvent('charge.requires_capture').data.payment_intent).toMatchObject({
+      state: 'requires_capture',
+      capture_method: 'automatic_async',
+    });
+    expect(createPaymentEvent('charge.succeeded').data.payment_intent).toMatchObject({
+      state: 'succeeded',
+      capture_method: 'automatic_async',
+    });
   });
 
   it('applies top-level overrides', () => {
-    const event = createPaymentEvent('payment_intent.cancelled', { id: 'evt-fixed', webhook_id: 'wh-fixed', metadata: { order: '42' } });
+    const event = createPaymentEvent('payment_intent.cancelled', {
+      id: 'evt-fixed',
+      webhook_id: 'wh-fixed',
+      metadata: { order: '42' },
+    });
     expect(event).toMatchObject({ id: 'evt-fixed', webhook_id: 'wh-fixed', metadata: { order: '42' } });
   });
 
   it('merges intent overrides into the default intent', () => {
-    const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id: 'pi-1', amount: 250 } } });
+    const event = createPaymentEvent('payment_intent.succeeded', {
+      data: { payment_intent: { id: 'pi-1', amount: 250 } },
+    });
     expect(event.data.payment_intent).toEqual({ id: 'pi-1', state: 'succeeded', amount: 250 });
   });
 

@@ -49,7 +49,10 @@ describe('README example: a merchant handler tested with signWebhook + createPay
 
   it('[W5] answers 401 to a delivery signed with another secret, and the handler does not run', async () => {
     const event = createPaymentEvent('payment_intent.succeeded');
-    const { rawBody, headers } = signWebhook(event, { scheme: 'standard-webhooks', secret: 'whsec_' + Buffer.from('x'.repeat(32)).toString('base64') });
+    const { rawBody, headers } = signWebhook(event, {
+      scheme: 'standard-webhooks',
+      secret: 'whsec_' + Buffer.from('x'.repeat(32)).toString('base64'),
+    });
     const res = await fetch(url, { method: 'POST', headers, body: rawBody });
     expect(res.status).toBe(401);
     expect(app.get(Fulfilment).paid).not.toContain(event.data.payment_intent!.id);

@@ -46,12 +46,16 @@ describe('ctx.retrieveIntent()', () => {
     const client = fakeClient();
     const event = withData('payment_intent.succeeded', { something: 'else' });
     await expect(retrieveIntentOf(event, client)).rejects.toThrow(PaymentEventIntentMissingError);
-    await expect(retrieveIntentOf(event, client)).rejects.toThrow(`Event ${event.id} (payment_intent.succeeded) names no intent: data.payment_intent.id is missing`);
+    await expect(retrieveIntentOf(event, client)).rejects.toThrow(
+      `Event ${event.id} (payment_intent.succeeded) names no intent: data.payment_intent.id is missing`,
+    );
     expect(client.calls).toEqual([]);
   });
 
   it('does not read a setup intent for a payment event', async () => {
     const client = fakeClient();
-    await expect(retrieveIntentOf(withData('payment_intent.succeeded', { setup_intent: { id } }), client)).rejects.toThrow(PaymentEventIntentMissingError);
+    await expect(
+      retrieveIntentOf(withData('payment_intent.succeeded', { setup_intent: { id } }), client),
+    ).rejects.toThrow(PaymentEventIntentMissingError);
   });
 });

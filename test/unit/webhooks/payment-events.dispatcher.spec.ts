@@ -56,8 +56,11 @@ describe('PaymentEventsDispatcher', () => {
   let dispatcher: PaymentEventsDispatcher;
   const receivedAt = new Date('2026-01-01T00:00:00Z');
 
-  const handler = (id: string, invoke: Invoke, patterns: Parameters<PaymentEventsRegistry['register']>[0]['patterns'] = ['payment_intent.succeeded']) =>
-    registry.register({ id, patterns, invoke });
+  const handler = (
+    id: string,
+    invoke: Invoke,
+    patterns: Parameters<PaymentEventsRegistry['register']>[0]['patterns'] = ['payment_intent.succeeded'],
+  ) => registry.register({ id, patterns, invoke });
 
   beforeEach(() => {
     registry = new PaymentEventsRegistry();
@@ -66,7 +69,7 @@ describe('PaymentEventsDispatcher', () => {
     dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents);
   });
 
-  it("claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds", async () => {
+  it('claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds', async () => {
     handler('A.run', () => undefined);
     const event = createPaymentEvent('payment_intent.succeeded');
     expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
@@ -130,7 +133,10 @@ describe('PaymentEventsDispatcher', () => {
     handler('A.run', () => ran.push('A'));
     store.failClaimFor.add(':A.run');
     const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
-    expect(result).toEqual({ outcome: 'store_unavailable', handlers: [{ handler: 'A.run', status: 'store_unavailable', error: expect.any(Error) }] });
+    expect(result).toEqual({
+      outcome: 'store_unavailable',
+      handlers: [{ handler: 'A.run', status: 'store_unavailable', error: expect.any(Error) }],
+    });
     expect(ran).toEqual([]);
   });
 
@@ -147,7 +153,9 @@ describe('PaymentEventsDispatcher', () => {
       throw new Error('boom');
     });
     store.failRelease = true;
-    expect((await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).outcome).toBe('failed');
+    expect((await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).outcome).toBe(
+      'failed',
+    );
   });
 
   it('prefers store_unavailable over failed over busy when handlers disagree', async () => {
@@ -167,7 +175,10 @@ describe('PaymentEventsDispatcher', () => {
     const event = createPaymentEvent('payment_intent.succeeded');
     handler('A.run', () => undefined);
     await store.inner.claim(`${event.id}:A.run`, 60_000);
-    expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({ outcome: 'busy', handlers: [{ handler: 'A.run', status: 'busy' }] });
+    expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
+      outcome: 'busy',
+      handlers: [{ handler: 'A.run', status: 'busy' }],
+    });
   });
 
   it('says duplicate when every handler had completed, handled when some ran now', async () => {
@@ -187,7 +198,10 @@ describe('PaymentEventsDispatcher', () => {
 
   it('says unhandled, touching no store, when no handler is bound', async () => {
     handler('A.run', () => undefined, ['setup_intent.succeeded']);
-    expect(await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).toEqual({ outcome: 'unhandled', handlers: [] });
+    expect(await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt })).toEqual({
+      outcome: 'unhandled',
+      handlers: [],
+    });
     expect(store.leases).toEqual([]);
   });
 

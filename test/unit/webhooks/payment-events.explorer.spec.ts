@@ -2,12 +2,7 @@ import 'reflect-metadata';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Controller, Injectable, Module, Post, Scope, type Provider, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import {
-  OnPaymentEvent,
-  PaymentEventsRegistry,
-  PaymentsModule,
-  type PaymentEvent,
-} from '../../../lib/index.js';
+import { OnPaymentEvent, PaymentEventsRegistry, PaymentsModule, type PaymentEvent } from '../../../lib/index.js';
 import { PAYMENT_EVENT_HANDLER_METADATA } from '../../../lib/webhooks/payments-webhooks.constants.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
@@ -105,7 +100,11 @@ describe('PaymentEventsExplorer', () => {
     expect(registry.handlers()).toEqual([
       expect.objectContaining({
         id: 'StackedDecorators.capture',
-        patterns: expect.arrayContaining(['payment_intent.requires_capture', 'charge.requires_capture', 'charge.succeeded']),
+        patterns: expect.arrayContaining([
+          'payment_intent.requires_capture',
+          'charge.requires_capture',
+          'charge.succeeded',
+        ]),
       }),
     ]);
     expect(registry.handlers()[0]!.patterns).toHaveLength(3);
@@ -115,7 +114,9 @@ describe('PaymentEventsExplorer', () => {
   it('skips request-scoped providers with a warning that names them', async () => {
     const registry = await explore([RequestScopedHandler]);
     expect(ids(registry)).toEqual([]);
-    expect(logger.messages('warn').some((line) => line.includes('RequestScopedHandler') && line.includes('request-scoped'))).toBe(true);
+    expect(
+      logger.messages('warn').some((line) => line.includes('RequestScopedHandler') && line.includes('request-scoped')),
+    ).toBe(true);
   });
 
   it('skips transient providers with a warning that names them', async () => {
@@ -140,7 +141,11 @@ describe('PaymentEventsExplorer', () => {
   });
 
   it('ignores providers without handlers and wrappers without an instance', async () => {
-    const registry = await explore([NoHandlers, { provide: 'NOTHING', useValue: undefined }, { provide: 'NULL', useFactory: () => null }]);
+    const registry = await explore([
+      NoHandlers,
+      { provide: 'NOTHING', useValue: undefined },
+      { provide: 'NULL', useFactory: () => null },
+    ]);
     expect(ids(registry)).toEqual([]);
   });
 
@@ -156,10 +161,18 @@ describe('PaymentEventsExplorer', () => {
   });
 
   it('discovers on first use when the registry is read before the lifecycle hooks ran (e.g. by a starting worker)', async () => {
-    moduleRef = await Test.createTestingModule({ imports: [PaymentsModule.forRoot(fixtureOptions())], providers: [ClassProvided] })
+    moduleRef = await Test.createTestingModule({
+      imports: [PaymentsModule.forRoot(fixtureOptions())],
+      providers: [ClassProvided],
+    })
       .setLogger(logger)
       .compile(); // no init(): the explorer's onModuleInit has not run
-    expect(moduleRef.get(PaymentEventsRegistry).handlersFor('payment_intent.succeeded').map((h) => h.id)).toEqual(['ClassProvided.paid']);
+    expect(
+      moduleRef
+        .get(PaymentEventsRegistry)
+        .handlersFor('payment_intent.succeeded')
+        .map((h) => h.id),
+    ).toEqual(['ClassProvided.paid']);
     await moduleRef.init();
     expect(ids(moduleRef.get(PaymentEventsRegistry))).toEqual(['ClassProvided.paid']);
   });

@@ -30,13 +30,25 @@ describe('log policy of the receiver (per delivery)', () => {
   afterAll(() => Logger.overrideLogger(new CapturingLogger()));
   beforeEach(() => logger.clear());
 
-  function dispatcherWith(logDeliveries: boolean | undefined, handlers: Array<() => unknown> = [() => undefined]): PaymentEventsDispatcher {
+  function dispatcherWith(
+    logDeliveries: boolean | undefined,
+    handlers: Array<() => unknown> = [() => undefined],
+  ): PaymentEventsDispatcher {
     const registry = new PaymentEventsRegistry();
-    handlers.forEach((invoke, index) => registry.register({ id: `H.h${index}`, patterns: ['payment_intent.succeeded'], invoke }));
+    handlers.forEach((invoke, index) =>
+      registry.register({ id: `H.h${index}`, patterns: ['payment_intent.succeeded'], invoke }),
+    );
     const options = validatePaymentsOptions(fixtureOptions(logDeliveries === undefined ? {} : { logDeliveries }));
-    return new PaymentEventsDispatcher(registry, new MemoryIdempotencyStore({ now: runtime }), options.webhooks, runtime, noIntents);
+    return new PaymentEventsDispatcher(
+      registry,
+      new MemoryIdempotencyStore({ now: runtime }),
+      options.webhooks,
+      runtime,
+      noIntents,
+    );
   }
-  const linesAbout = (id: string): Array<{ level: string; message: string }> => logger.lines.filter((line) => line.message.includes(id));
+  const linesAbout = (id: string): Array<{ level: string; message: string }> =>
+    logger.lines.filter((line) => line.message.includes(id));
 
   it('by default, a handled delivery logs nothing at any level, debug included', async () => {
     const dispatcher = dispatcherWith(undefined, [() => undefined, () => undefined]);
@@ -54,7 +66,13 @@ describe('log policy of the receiver (per delivery)', () => {
 
     expect((await dispatcher.dispatch(event, { receivedAt: new Date() })).outcome).toBe('duplicate');
 
-    expect(linesAbout(event.id)).toEqual([{ level: 'log', context: 'PaymentsWebhooks', message: `Event ${event.id} (payment_intent.succeeded) is a duplicate: every handler had already completed it` }]);
+    expect(linesAbout(event.id)).toEqual([
+      {
+        level: 'log',
+        context: 'PaymentsWebhooks',
+        message: `Event ${event.id} (payment_intent.succeeded) is a duplicate: every handler had already completed it`,
+      },
+    ]);
   });
 
   it('by default, a failed handler is still logged at error level, with event and handler', async () => {
@@ -84,7 +102,11 @@ describe('log policy of the receiver (per delivery)', () => {
     await dispatcher.dispatch(event, { receivedAt: new Date() });
 
     expect(linesAbout(event.id)).toEqual([
-      { level: 'log', context: 'PaymentsWebhooks', message: `Event ${event.id} (payment_intent.succeeded) handled: H.h0 done in 3 ms, H.h1 done in 0 ms` },
+      {
+        level: 'log',
+        context: 'PaymentsWebhooks',
+        message: `Event ${event.id} (payment_intent.succeeded) handled: H.h0 done in 3 ms, H.h1 done in 0 ms`,
+      },
     ]);
   });
 
@@ -96,7 +118,9 @@ describe('log policy of the receiver (per delivery)', () => {
 
     await dispatcher.dispatch(event, { receivedAt: new Date() });
 
-    expect(linesAbout(event.id).map((line) => [line.level, line.message])).toEqual([['log', `Event ${event.id} (payment_intent.succeeded) duplicate: H.h0 skipped`]]);
+    expect(linesAbout(event.id).map((line) => [line.level, line.message])).toEqual([
+      ['log', `Event ${event.id} (payment_intent.succeeded) duplicate: H.h0 skipped`],
+    ]);
   });
 
   it('with logDeliveries, an event no handler listens to logs one line at log level', async () => {
@@ -109,7 +133,11 @@ describe('log policy of the receiver (per delivery)', () => {
   });
 
   it('webhooks.logDeliveries that is not a boolean fails at boot, naming the option', () => {
-    expect(() => validatePaymentsOptions(fixtureOptions({ logDeliveries: 'yes' as unknown as boolean }))).toThrow(PaymentsConfigurationError);
-    expect(() => validatePaymentsOptions(fixtureOptions({ logDeliveries: 'yes' as unknown as boolean }))).toThrow(/webhooks\.logDeliveries/);
+    expect(() => validatePaymentsOptions(fixtureOptions({ logDeliveries: 'yes' as unknown as boolean }))).toThrow(
+      PaymentsConfigurationError,
+    );
+    expect(() => validatePaymentsOptions(fixtureOptions({ logDeliveries: 'yes' as unknown as boolean }))).toThrow(
+      /webhooks\.logDeliveries/,
+    );
   });
 });

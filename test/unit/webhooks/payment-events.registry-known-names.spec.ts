@@ -9,7 +9,11 @@ describe('PaymentEventsRegistry known names', () => {
     registry.register({ id: 'A.family', patterns: ['payment_intent.*'], invoke: () => undefined });
     expect(registry.handlersFor('payment_intent.processing')).toEqual([]);
 
-    registry.register({ id: 'B.processing', patterns: ['payment_intent.processing' as PaymentEventPattern], invoke: () => undefined });
+    registry.register({
+      id: 'B.processing',
+      patterns: ['payment_intent.processing' as PaymentEventPattern],
+      invoke: () => undefined,
+    });
     expect(registry.handlersFor('payment_intent.processing').map((h) => h.id)).toEqual(['A.family', 'B.processing']);
   });
 

@@ -10,7 +10,11 @@ const registryWith = (...handlers: Array<[string, PaymentEventPattern[]]>): Paym
 describe('PaymentEventsRegistry', () => {
   it('[W10] lists the handled event types, sorted, with wildcards expanded against the documented names', () => {
     const registry = registryWith(['A.paid', ['payment_intent.succeeded']], ['B.charges', ['charge.*']]);
-    expect(registry.handledEventTypes()).toEqual(['charge.requires_capture', 'charge.succeeded', 'payment_intent.succeeded']);
+    expect(registry.handledEventTypes()).toEqual([
+      'charge.requires_capture',
+      'charge.succeeded',
+      'payment_intent.succeeded',
+    ]);
   });
 
   it("[W10] '*' stands for every documented name", () => {
@@ -22,7 +26,12 @@ describe('PaymentEventsRegistry', () => {
   });
 
   it('returns the handlers bound to a type, exact names and wildcards, in registration order', () => {
-    const registry = registryWith(['A.exact', ['setup_intent.failed']], ['B.family', ['setup_intent.*']], ['C.other', ['charge.*']], ['D.all', ['*']]);
+    const registry = registryWith(
+      ['A.exact', ['setup_intent.failed']],
+      ['B.family', ['setup_intent.*']],
+      ['C.other', ['charge.*']],
+      ['D.all', ['*']],
+    );
     expect(registry.handlersFor('setup_intent.failed').map((h) => h.id)).toEqual(['A.exact', 'B.family', 'D.all']);
     expect(registry.handlersFor('setup_intent.cancelled').map((h) => h.id)).toEqual(['B.family', 'D.all']);
   });
@@ -33,7 +42,10 @@ describe('PaymentEventsRegistry', () => {
   });
 
   it('a name subscribed to exactly (declaration merging) becomes known, so wildcards match it too', () => {
-    const registry = registryWith(['A.processing', ['payment_intent.processing' as PaymentEventPattern]], ['B.family', ['payment_intent.*']]);
+    const registry = registryWith(
+      ['A.processing', ['payment_intent.processing' as PaymentEventPattern]],
+      ['B.family', ['payment_intent.*']],
+    );
     expect(registry.handlersFor('payment_intent.processing').map((h) => h.id)).toEqual(['A.processing', 'B.family']);
     expect(registry.handledEventTypes()).toContain('payment_intent.processing');
   });

@@ -56,7 +56,11 @@ describe('PaymentsModule webhook wiring', () => {
 
   it('uses the BullMQ processor when processing is { queue }', async () => {
     const ref = await compile(
-      PaymentsModule.forRoot(fixtureOptions({ processing: { queue: { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, worker: false } } })),
+      PaymentsModule.forRoot(
+        fixtureOptions({
+          processing: { queue: { connection: { host: '127.0.0.1', port: 6379, lazyConnect: true }, worker: false } },
+        }),
+      ),
     );
     expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(PaymentEventsQueueProcessor);
   });
@@ -64,24 +68,34 @@ describe('PaymentsModule webhook wiring', () => {
   it('[W8] fails at boot without a verifier (there is no default scheme)', async () => {
     const options = fixtureOptions();
     const { verifier: _none, ...webhooks } = options.webhooks as Exclude<typeof options.webhooks, false | undefined>;
-    await expect(compile(PaymentsModule.forRoot({ ...options, webhooks: webhooks as never }))).rejects.toThrow(/webhooks\.verifier/);
+    await expect(compile(PaymentsModule.forRoot({ ...options, webhooks: webhooks as never }))).rejects.toThrow(
+      /webhooks\.verifier/,
+    );
   });
 
   it('forRootAsync: a factory path that differs from webhooksPath fails at boot, naming webhooksPath and the fix', async () => {
     const attempt = Test.createTestingModule({
-      imports: [PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) })],
+      imports: [
+        PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) }),
+      ],
     }).compile();
     await expect(attempt).rejects.toThrow(PaymentsConfigurationError);
     await expect(
       Test.createTestingModule({
-        imports: [PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) })],
+        imports: [
+          PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) }),
+        ],
       }).compile(),
-    ).rejects.toThrow("Invalid PaymentsModule option `webhooksPath`: is 'hooks', but the options factory sets webhooks.path 'other'");
+    ).rejects.toThrow(
+      "Invalid PaymentsModule option `webhooksPath`: is 'hooks', but the options factory sets webhooks.path 'other'",
+    );
   });
 
   it('forRootAsync: a factory path equal to webhooksPath (slashes aside) boots', async () => {
     moduleRef = await Test.createTestingModule({
-      imports: [PaymentsModule.forRootAsync({ webhooksPath: '/hooks/', useFactory: () => fixtureOptions({ path: 'hooks' }) })],
+      imports: [
+        PaymentsModule.forRootAsync({ webhooksPath: '/hooks/', useFactory: () => fixtureOptions({ path: 'hooks' }) }),
+      ],
     }).compile();
     expect(moduleRef.get(IdempotencyStore)).toBeDefined();
   });
@@ -89,7 +103,9 @@ describe('PaymentsModule webhook wiring', () => {
   it('forRootAsync: webhooksPath false with a factory path fails at boot, naming webhooksPath', async () => {
     await expect(
       Test.createTestingModule({
-        imports: [PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions({ path: 'hooks' }) })],
+        imports: [
+          PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions({ path: 'hooks' }) }),
+        ],
       }).compile(),
     ).rejects.toThrow(expect.objectContaining({ option: 'webhooksPath' }) as unknown as Error);
   });
@@ -100,13 +116,17 @@ describe('PaymentsModule webhook wiring', () => {
     expect(first).not.toBe(second);
     for (const controller of [first, second]) {
       expect(Reflect.getMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, controller)).toBe(true);
-      expect(Reflect.getMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, (controller.prototype as { receive: object }).receive)).toBe(true);
+      expect(
+        Reflect.getMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, (controller.prototype as { receive: object }).receive),
+      ).toBe(true);
     }
   });
 
   it('registers no controller with webhooks: false, and one with webhooks on', () => {
     expect(PaymentsModule.forRoot(fixtureOptions(false)).controllers).toEqual([]);
     expect(PaymentsModule.forRoot(fixtureOptions()).controllers).toHaveLength(1);
-    expect(PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions() }).controllers).toEqual([]);
+    expect(
+      PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions() }).controllers,
+    ).toEqual([]);
   });
 });

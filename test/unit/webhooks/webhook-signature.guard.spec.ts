@@ -1,11 +1,7 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger, type ExecutionContext } from '@nestjs/common';
-import {
-  type PaymentsRuntime,
-  type WebhookVerificationResult,
-  type WebhookVerifier,
-} from '../../../lib/index.js';
+import { type PaymentsRuntime, type WebhookVerificationResult, type WebhookVerifier } from '../../../lib/index.js';
 import { WebhookRejectionException } from '../../../lib/webhooks/webhook-rejection.exception.js';
 import { WebhookSignatureGuard, getVerifiedWebhookDelivery } from '../../../lib/webhooks/webhook-signature.guard.js';
 import { validatePaymentsOptions } from '../../../lib/payments-options.validator.js';
@@ -55,7 +51,9 @@ describe('WebhookSignatureGuard, synchronous and asynchronous verifiers', () => 
 
   it('returns a promise of true for a verifier that answers with a promise', async () => {
     const { request, id } = signedRequest();
-    const asyncVerifier: WebhookVerifier = { verify: async (): Promise<WebhookVerificationResult> => ({ valid: true }) };
+    const asyncVerifier: WebhookVerifier = {
+      verify: async (): Promise<WebhookVerificationResult> => ({ valid: true }),
+    };
 
     const answer = guardWith(asyncVerifier).canActivate(contextOf(request));
 
@@ -73,7 +71,10 @@ describe('WebhookSignatureGuard, synchronous and asynchronous verifiers', () => 
     };
 
     const first = signedRequest().request;
-    await expect(guardWith(rejecting).canActivate(contextOf(first))).rejects.toMatchObject({ status: 401, reason: 'invalid_signature' });
+    await expect(guardWith(rejecting).canActivate(contextOf(first))).rejects.toMatchObject({
+      status: 401,
+      reason: 'invalid_signature',
+    });
     const second = signedRequest().request;
     expect(() => guardWith(throwing).canActivate(contextOf(second))).toThrow(WebhookRejectionException);
     expect([getVerifiedWebhookDelivery(first), getVerifiedWebhookDelivery(second)]).toEqual([undefined, undefined]);

@@ -11,10 +11,7 @@ export interface RecordedRequest {
 }
 
 /** How the server answers one request: a status (with headers and body), no answer ('hang'), or a dropped connection ('reset'). */
-export type ScriptedAnswer =
-  | { status: number; headers?: Record<string, string>; body?: unknown }
-  | 'hang'
-  | 'reset';
+export type ScriptedAnswer = { status: number; headers?: Record<string, string>; body?: unknown } | 'hang' | 'reset';
 
 /**
  * A real HTTP server on loopback that answers from a script (the last answer repeats), records every
@@ -34,7 +31,13 @@ export class ScriptedServer {
       req.on('end', () => {
         const names: string[] = [];
         for (let i = 0; i < req.rawHeaders.length; i += 2) names.push(req.rawHeaders[i]!);
-        this.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, rawHeaderNames: names, body: Buffer.concat(chunks).toString('utf8') });
+        this.requests.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          rawHeaderNames: names,
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
         const answer = this.script.length > 1 ? this.script.shift()! : this.script[0]!;
         if (answer === 'hang') {
           this.hanging.push(res);

@@ -11,7 +11,10 @@ describe('PaymentsSimulator server API', () => {
   let api: ReturnType<typeof apiClient>;
 
   beforeEach(async () => {
-    sim = new PaymentsSimulator({ apiKeys: ['sk_alpha', { key: 'sk_beta', account: 'acct_beta' }, { key: 'sk_beta_rotated', account: 'acct_beta' }], now: () => NOW });
+    sim = new PaymentsSimulator({
+      apiKeys: ['sk_alpha', { key: 'sk_beta', account: 'acct_beta' }, { key: 'sk_beta_rotated', account: 'acct_beta' }],
+      now: () => NOW,
+    });
     baseUrl = await sim.start();
     api = apiClient(baseUrl, 'sk_alpha');
   });
@@ -21,7 +24,12 @@ describe('PaymentsSimulator server API', () => {
     it('[E1] POST /payment_intents returns the intent with an embed token, its expiry and a render token', async () => {
       const res = await api('POST', '/payment_intents', { amount: 1999 });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ id: expect.stringMatching(UUID), state: 'requires_payment_method', amount: 1999, capture_method: 'automatic_async' });
+      expect(res.body).toMatchObject({
+        id: expect.stringMatching(UUID),
+        state: 'requires_payment_method',
+        amount: 1999,
+        capture_method: 'automatic_async',
+      });
       expect(res.body.embed_token).toEqual(expect.any(String));
       expect(res.body.embed_token_expires_at).toBe(new Date(NOW + 3600_000).toISOString());
       expect(res.body.render_token).toEqual(expect.any(String));
@@ -37,13 +45,25 @@ describe('PaymentsSimulator server API', () => {
       const created = await api('POST', '/payment_intents', { amount: 10, metadata: { order: 'o-1' } });
       const res = await api('GET', `/payment_intents/${created.body.id}`);
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ id: created.body.id, state: 'requires_payment_method', amount: 10, capture_method: 'automatic_async', metadata: { order: 'o-1' }, created_at: new Date(NOW).toISOString() });
+      expect(res.body).toEqual({
+        id: created.body.id,
+        state: 'requires_payment_method',
+        amount: 10,
+        capture_method: 'automatic_async',
+        metadata: { order: 'o-1' },
+        created_at: new Date(NOW).toISOString(),
+      });
     });
 
     it('[E3][E4] creates and retrieves a setup intent', async () => {
       const created = await api('POST', '/setup_intents', {});
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ id: expect.stringMatching(UUID), state: 'requires_payment_method', embed_token: expect.any(String), render_token: expect.any(String) });
+      expect(created.body).toMatchObject({
+        id: expect.stringMatching(UUID),
+        state: 'requires_payment_method',
+        embed_token: expect.any(String),
+        render_token: expect.any(String),
+      });
       const res = await api('GET', `/setup_intents/${created.body.id}`);
       expect(res.body).toMatchObject({ id: created.body.id, state: 'requires_payment_method' });
     });
@@ -57,14 +77,25 @@ describe('PaymentsSimulator server API', () => {
 
     it('answers 400 to an invalid amount or invalid JSON', async () => {
       expect((await api('POST', '/payment_intents', { amount: 1.5 })).status).toBe(400);
-      const res = await fetch(`${baseUrl}/payment_intents`, { method: 'POST', headers: { 'x-api-key': 'sk_alpha', 'x-api-version': '1' }, body: '{nope' });
+      const res = await fetch(`${baseUrl}/payment_intents`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'sk_alpha', 'x-api-version': '1' },
+        body: '{nope',
+      });
       expect(res.status).toBe(400);
     });
 
     it('[E5] POST /webhook_endpoints returns the endpoint with a whsec_ secret', async () => {
-      const res = await api('POST', '/webhook_endpoints', { url: 'https://merchant.example/webhooks', events: ['payment_intent.succeeded'] });
+      const res = await api('POST', '/webhook_endpoints', {
+        url: 'https://merchant.example/webhooks',
+        events: ['payment_intent.succeeded'],
+      });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ id: expect.stringMatching(UUID), url: 'https://merchant.example/webhooks', events: ['payment_intent.succeeded'] });
+      expect(res.body).toMatchObject({
+        id: expect.stringMatching(UUID),
+        url: 'https://merchant.example/webhooks',
+        events: ['payment_intent.succeeded'],
+      });
       expect(res.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     });
 
@@ -72,7 +103,9 @@ describe('PaymentsSimulator server API', () => {
       const hmacSim = new PaymentsSimulator({ apiKeys: ['k'], signature: { scheme: 'hmac', header: 'x-signature' } });
       const url = await hmacSim.start();
       try {
-        const res = await apiClient(url, 'k')('POST', '/webhook_endpoints', { url: 'https://merchant.example/webhooks' });
+        const res = await apiClient(url, 'k')('POST', '/webhook_endpoints', {
+          url: 'https://merchant.example/webhooks',
+        });
         expect(res.body.secret).toMatch(/^[0-9a-f]{64}$/);
       } finally {
         await hmacSim.stop();
@@ -112,27 +145,37 @@ describe('PaymentsSimulator server API', () => {
       const created = await beta('POST', '/setup_intents', {});
       sim.revokeApiKey('sk_beta');
       expect((await beta('GET', `/setup_intents/${created.body.id}`)).status).toBe(401);
-      expect((await apiClient(baseUrl, 'sk_beta_rotated')('GET', `/setup_intents/${created.body.id}`)).status).toBe(200);
+      expect((await apiClient(baseUrl, 'sk_beta_rotated')('GET', `/setup_intents/${created.body.id}`)).status).toBe(
+        200,
+      );
     });
 
     it('[A6] refuses a request carrying X-Account-Id with 400', async () => {
-      const res = await apiClient(baseUrl, 'sk_alpha', { 'x-account-id': 'acct_1' })('POST', '/payment_intents', { amount: 1 });
+      const res = await apiClient(baseUrl, 'sk_alpha', { 'x-account-id': 'acct_1' })('POST', '/payment_intents', {
+        amount: 1,
+      });
       expect(res.status).toBe(400);
       expect(res.body.error.code).toBe('account_header_not_allowed');
     });
 
     it('[A2] refuses a request without X-Api-Version with 400', async () => {
-      const res = await fetch(`${baseUrl}/payment_intents`, { method: 'POST', headers: { 'x-api-key': 'sk_alpha' }, body: '{}' });
+      const res = await fetch(`${baseUrl}/payment_intents`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'sk_alpha' },
+        body: '{}',
+      });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('missing_api_version');
     });
 
     it('[V1] refuses a version other than 1 with 400', async () => {
-      const res = await apiClient(baseUrl, 'sk_alpha', { 'x-api-version': '2' })('POST', '/payment_intents', { amount: 1 });
+      const res = await apiClient(baseUrl, 'sk_alpha', { 'x-api-version': '2' })('POST', '/payment_intents', {
+        amount: 1,
+      });
       expect(res.status).toBe(400);
     });
 
-    it('scopes the webhook requests list to the key\'s account', async () => {
+    it("scopes the webhook requests list to the key's account", async () => {
       expect((await apiClient(baseUrl, 'sk_beta')('GET', '/webhook_requests')).body).toEqual({ data: [] });
     });
   });
@@ -168,7 +211,11 @@ describe('PaymentsSimulator server API', () => {
     const created = await api('POST', '/payment_intents', { amount: 1 });
     await api('GET', `/payment_intents/${created.body.id}`);
     await api('GET', `/payment_intents/${created.body.id}`);
-    expect(sim.requestCounts()).toEqual({ api: 3, rateLimited: 0, byRoute: { 'POST /payment_intents': 1, 'GET /payment_intents/:id': 2 } });
+    expect(sim.requestCounts()).toEqual({
+      api: 3,
+      rateLimited: 0,
+      byRoute: { 'POST /payment_intents': 1, 'GET /payment_intents/:id': 2 },
+    });
   });
 
   it('stop() closes keep-alive connections so the port is free', async () => {

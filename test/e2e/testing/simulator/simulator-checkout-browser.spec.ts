@@ -63,14 +63,22 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
     await new Promise<void>((resolve) => (merchant ? merchant.close(() => resolve()) : resolve()));
   });
 
-  async function createIntent(allowedOrigins?: string[]): Promise<{ id: string; embed_token: string; render_token: string }> {
-    const res = await apiClient(simUrl, 'sk_test')('POST', '/payment_intents', { amount: 1250, allowed_origins: allowedOrigins });
+  async function createIntent(
+    allowedOrigins?: string[],
+  ): Promise<{ id: string; embed_token: string; render_token: string }> {
+    const res = await apiClient(simUrl, 'sk_test')('POST', '/payment_intents', {
+      amount: 1250,
+      allowed_origins: allowedOrigins,
+    });
     return res.body;
   }
 
   it('[C1][C2][C4] Pay in the iframe confirms once, signals the parent, and the webhook follows', async () => {
     const intent = await createIntent([merchantOrigin]);
-    pageHtml = merchantPage(`${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}`, intent.embed_token);
+    pageHtml = merchantPage(
+      `${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}`,
+      intent.embed_token,
+    );
     const page = await browser.newPage();
     try {
       await page.goto(merchantOrigin);
@@ -91,7 +99,10 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
 
   it('accepts the embed token in the URL fragment', async () => {
     const intent = await createIntent([merchantOrigin]);
-    pageHtml = merchantPage(`${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}#embed_token=${encodeURIComponent(intent.embed_token)}`, undefined);
+    pageHtml = merchantPage(
+      `${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}#embed_token=${encodeURIComponent(intent.embed_token)}`,
+      undefined,
+    );
     const page = await browser.newPage();
     try {
       await page.goto(merchantOrigin);
@@ -105,7 +116,10 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
 
   it('[C1] the form does not load inside a page whose origin the render token does not allow', async () => {
     const intent = await createIntent(['https://shop.example']);
-    pageHtml = merchantPage(`${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}`, intent.embed_token);
+    pageHtml = merchantPage(
+      `${simUrl}/embed/checkout?token=${encodeURIComponent(intent.render_token)}`,
+      intent.embed_token,
+    );
     const page = await browser.newPage();
     try {
       const checkoutAnswered = page.waitForResponse((res) => res.url().includes('/embed/checkout'));
@@ -113,7 +127,14 @@ describeWithBrowser('PaymentsSimulator checkout form in a browser', () => {
       expect((await checkoutAnswered).status()).toBe(200);
       // CSP frame-ancestors blocks the document: the frame never gets the form (or its ready message).
       const frame = page.frames().find((f) => f.url().includes('/embed/checkout'));
-      const hasForm = frame === undefined ? false : await frame.locator('#pay').count().then((n) => n > 0).catch(() => false);
+      const hasForm =
+        frame === undefined
+          ? false
+          : await frame
+              .locator('#pay')
+              .count()
+              .then((n) => n > 0)
+              .catch(() => false);
       expect(hasForm).toBe(false);
       expect(await page.evaluate<unknown[]>('window.messages')).toEqual([]);
       expect(sim.intent(intent.id)?.state).toBe('requires_payment_method');

@@ -35,7 +35,10 @@ describe('PaymentsSimulator embedded checkout', () => {
 
     it('[C2] of two concurrent confirms with one token, exactly one succeeds', async () => {
       const intent = (await api('POST', '/payment_intents', { amount: 700 })).body;
-      const results = await Promise.all([confirm(baseUrl, intent.embed_token, 'succeeded'), confirm(baseUrl, intent.embed_token, 'cancelled')]);
+      const results = await Promise.all([
+        confirm(baseUrl, intent.embed_token, 'succeeded'),
+        confirm(baseUrl, intent.embed_token, 'cancelled'),
+      ]);
       expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
     });
 
@@ -110,21 +113,31 @@ describe('PaymentsSimulator embedded checkout', () => {
     });
 
     it('[C1] lets only the allowed origins frame the form (CSP frame-ancestors)', async () => {
-      const intent = (await api('POST', '/payment_intents', { amount: 1, allowed_origins: ['https://shop.example', 'http://localhost:3000'] })).body;
+      const intent = (
+        await api('POST', '/payment_intents', {
+          amount: 1,
+          allowed_origins: ['https://shop.example', 'http://localhost:3000'],
+        })
+      ).body;
       const csp = (await checkout(intent.render_token)).headers.get('content-security-policy') ?? '';
       expect(csp).toContain('frame-ancestors https://shop.example http://localhost:3000');
       expect(csp).toMatch(/script-src 'nonce-[^']+'/);
     });
 
     it('answers 400 to an allowed origin with a path', async () => {
-      expect((await api('POST', '/payment_intents', { amount: 1, allowed_origins: ['https://shop.example/checkout'] })).status).toBe(400);
+      expect(
+        (await api('POST', '/payment_intents', { amount: 1, allowed_origins: ['https://shop.example/checkout'] }))
+          .status,
+      ).toBe(400);
     });
 
     it('[C1] refuses a forged render token with 401', async () => {
       const intent = (await api('POST', '/payment_intents', { amount: 1 })).body;
       const [body] = (intent.render_token as string).split('.');
       const claims = JSON.parse(Buffer.from(body!, 'base64url').toString());
-      const forged = Buffer.from(JSON.stringify({ ...claims, origins: ['https://evil.example'] })).toString('base64url');
+      const forged = Buffer.from(JSON.stringify({ ...claims, origins: ['https://evil.example'] })).toString(
+        'base64url',
+      );
       expect((await checkout(`${forged}.${intent.render_token.split('.')[1]}`)).status).toBe(401);
     });
 

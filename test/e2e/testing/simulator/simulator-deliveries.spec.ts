@@ -13,14 +13,22 @@ describe('PaymentsSimulator webhook deliveries', () => {
   let api: ReturnType<typeof apiClient>;
 
   async function boot(options: PaymentsSimulatorOptions = {}): Promise<void> {
-    sim = new PaymentsSimulator({ apiKeys: ['sk_test'], retrySchedule: [5, 10, 20], deliveryTimeoutMs: 2_000, ...options });
+    sim = new PaymentsSimulator({
+      apiKeys: ['sk_test'],
+      retrySchedule: [5, 10, 20],
+      deliveryTimeoutMs: 2_000,
+      ...options,
+    });
     baseUrl = await sim.start();
     api = apiClient(baseUrl, 'sk_test');
   }
   async function endpoint(events?: string[]): Promise<{ id: string; secret: string }> {
     return (await api('POST', '/webhook_endpoints', { url: receiverUrl, events })).body;
   }
-  async function paidIntent(outcome = 'succeeded', body: Record<string, unknown> = { amount: 900 }): Promise<{ id: string }> {
+  async function paidIntent(
+    outcome = 'succeeded',
+    body: Record<string, unknown> = { amount: 900 },
+  ): Promise<{ id: string }> {
     const intent = (await api('POST', '/payment_intents', body)).body;
     expect((await confirm(baseUrl, intent.embed_token, outcome)).status).toBe(200);
     return intent;
@@ -47,7 +55,14 @@ describe('PaymentsSimulator webhook deliveries', () => {
         id: expect.stringMatching(UUID),
         webhook_id: webhookId,
         event: 'payment_intent.succeeded',
-        data: { payment_intent: expect.objectContaining({ id: intent.id, state: 'succeeded', amount: 900, capture_method: 'manual' }) },
+        data: {
+          payment_intent: expect.objectContaining({
+            id: intent.id,
+            state: 'succeeded',
+            amount: 900,
+            capture_method: 'manual',
+          }),
+        },
         metadata: null,
       });
     });
@@ -58,17 +73,24 @@ describe('PaymentsSimulator webhook deliveries', () => {
       await sim.waitForIdle();
       const delivery = receiver.deliveries[0]!;
       const verifier = standardWebhooksVerifier({ secrets: secret });
-      expect(verifier.verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers })).toEqual({ valid: true });
+      expect(verifier.verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers })).toEqual({
+        valid: true,
+      });
       expect(delivery.headers['webhook-id']).toBe(delivery.body.id);
     });
 
-    it('[W5] a verifier holding another endpoint\'s secret refuses the delivery', async () => {
+    it("[W5] a verifier holding another endpoint's secret refuses the delivery", async () => {
       await endpoint();
       const other = await endpoint(['setup_intent.succeeded']);
       await paidIntent();
       await sim.waitForIdle();
       const delivery = receiver.deliveries[0]!;
-      expect(standardWebhooksVerifier({ secrets: other.secret }).verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers })).toEqual({
+      expect(
+        standardWebhooksVerifier({ secrets: other.secret }).verify({
+          rawBody: Buffer.from(delivery.rawBody),
+          headers: delivery.headers,
+        }),
+      ).toEqual({
         valid: false,
         reason: 'signature_mismatch',
       });
@@ -94,14 +116,20 @@ describe('PaymentsSimulator webhook deliveries', () => {
       await endpoint();
       await paidIntent('succeeded', { amount: 10, capture_method: 'automatic_async' });
       await sim.waitForIdle();
-      expect(receiver.deliveries.map((d) => d.body.event).sort()).toEqual(['charge.succeeded', 'payment_intent.succeeded']);
+      expect(receiver.deliveries.map((d) => d.body.event).sort()).toEqual([
+        'charge.succeeded',
+        'payment_intent.succeeded',
+      ]);
     });
 
     it('[W14] automatic_async: a requires_capture confirm also emits charge.requires_capture', async () => {
       await endpoint();
       await paidIntent('requires_capture', { amount: 10, capture_method: 'automatic_async' });
       await sim.waitForIdle();
-      expect(receiver.deliveries.map((d) => d.body.event).sort()).toEqual(['charge.requires_capture', 'payment_intent.requires_capture']);
+      expect(receiver.deliveries.map((d) => d.body.event).sort()).toEqual([
+        'charge.requires_capture',
+        'payment_intent.requires_capture',
+      ]);
     });
 
     it('[W14] other capture methods emit no charge event', async () => {
@@ -116,7 +144,9 @@ describe('PaymentsSimulator webhook deliveries', () => {
       const intent = (await api('POST', '/setup_intents', {})).body;
       await confirm(baseUrl, intent.embed_token, 'errored');
       await sim.waitForIdle();
-      expect(receiver.deliveries.map((d) => [d.body.event, (d.body.data['setup_intent'] as { state: string }).state])).toEqual([['setup_intent.errored', 'errored']]);
+      expect(
+        receiver.deliveries.map((d) => [d.body.event, (d.body.data['setup_intent'] as { state: string }).state]),
+      ).toEqual([['setup_intent.errored', 'errored']]);
     });
 
     it('emit() triggers an event directly and moves the named intent', async () => {
@@ -139,14 +169,26 @@ describe('PaymentsSimulator webhook deliveries', () => {
   });
 
   it('[W5] signs with the configured HMAC scheme so hmacVerifier accepts the raw body', async () => {
-    const scheme = { header: 'x-payments-signature', prefix: 'sha256=', timestampHeader: 'x-payments-timestamp', signedPayload: 'timestamp.body' } as const;
+    const scheme = {
+      header: 'x-payments-signature',
+      prefix: 'sha256=',
+      timestampHeader: 'x-payments-timestamp',
+      signedPayload: 'timestamp.body',
+    } as const;
     await boot({ signature: { scheme: 'hmac', ...scheme } });
     const { secret } = await endpoint();
     await paidIntent();
     await sim.waitForIdle();
     const delivery = receiver.deliveries[0]!;
-    expect(hmacVerifier({ secrets: secret, ...scheme }).verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers })).toEqual({ valid: true });
-    expect(sim.verifierFor(secret).verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers })).toEqual({ valid: true });
+    expect(
+      hmacVerifier({ secrets: secret, ...scheme }).verify({
+        rawBody: Buffer.from(delivery.rawBody),
+        headers: delivery.headers,
+      }),
+    ).toEqual({ valid: true });
+    expect(
+      sim.verifierFor(secret).verify({ rawBody: Buffer.from(delivery.rawBody), headers: delivery.headers }),
+    ).toEqual({ valid: true });
   });
 
   describe('[W4] retries', () => {
@@ -211,7 +253,13 @@ describe('PaymentsSimulator webhook deliveries', () => {
       expect(list.status).toBe(200);
       expect(list.body.data).toHaveLength(1);
       const request = list.body.data[0];
-      expect(request).toMatchObject({ id: expect.stringMatching(UUID), webhook_id: webhookId, event: 'payment_intent.cancelled', status: 'succeeded', attempt_count: 2 });
+      expect(request).toMatchObject({
+        id: expect.stringMatching(UUID),
+        webhook_id: webhookId,
+        event: 'payment_intent.cancelled',
+        status: 'succeeded',
+        attempt_count: 2,
+      });
       expect((await api('GET', `/webhook_requests/${request.id}`)).body).toEqual(request);
       const attempts = await api('GET', `/webhook_requests/${request.id}/attempts`);
       expect(attempts.body.data.map((a: { status_code: number }) => a.status_code)).toEqual([500, 200]);
@@ -231,8 +279,16 @@ describe('PaymentsSimulator webhook deliveries', () => {
       await sim.waitForIdle();
       const last = receiver.deliveries.at(-1)!;
       expect(last.body.id).toBe(failed.event_id);
-      expect(standardWebhooksVerifier({ secrets: secret }).verify({ rawBody: Buffer.from(last.rawBody), headers: last.headers })).toEqual({ valid: true });
-      expect((await api('GET', `/webhook_requests/${failed.id}`)).body).toMatchObject({ status: 'succeeded', attempt_count: 5 });
+      expect(
+        standardWebhooksVerifier({ secrets: secret }).verify({
+          rawBody: Buffer.from(last.rawBody),
+          headers: last.headers,
+        }),
+      ).toEqual({ valid: true });
+      expect((await api('GET', `/webhook_requests/${failed.id}`)).body).toMatchObject({
+        status: 'succeeded',
+        attempt_count: 5,
+      });
     });
 
     it('answers 403 to another account and 404 to an unknown request', async () => {
@@ -306,7 +362,10 @@ describe('PaymentsSimulator webhook deliveries', () => {
       expect(receiver.deliveries).toHaveLength(0);
       sim.controls.release('reverse');
       await sim.waitForIdle();
-      expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([b.id, a.id]);
+      expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([
+        b.id,
+        a.id,
+      ]);
     });
 
     it('delayDeliveries(ms) schedules the first attempt ms later instead of sending at once', async () => {
@@ -317,7 +376,11 @@ describe('PaymentsSimulator webhook deliveries', () => {
       await endpoint();
       await paidIntent('cancelled');
       const [request] = sim.webhookRequests();
-      expect(request).toMatchObject({ status: 'scheduled', attempt_count: 0, next_attempt_at: new Date(now + 60_000).toISOString() });
+      expect(request).toMatchObject({
+        status: 'scheduled',
+        attempt_count: 0,
+        next_attempt_at: new Date(now + 60_000).toISOString(),
+      });
       expect(receiver.deliveries).toHaveLength(0);
       // A resend does not wait for the delay, and the delayed attempt is not sent on top of it.
       expect((await api('POST', `/webhook_requests/${request!.id}/resend`)).status).toBe(202);
@@ -344,7 +407,11 @@ describe('PaymentsSimulator webhook deliveries', () => {
       const c = await paidIntent('cancelled');
       sim.controls.release('shuffle');
       await sim.waitForIdle();
-      expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([b.id, c.id, a.id]);
+      expect(receiver.deliveries.map((d) => (d.body.data['payment_intent'] as { id: string }).id)).toEqual([
+        b.id,
+        c.id,
+        a.id,
+      ]);
     });
 
     it('reset() turns the controls off', async () => {

@@ -41,12 +41,22 @@ describe('README example: PaymentsSimulator with PaymentsModule', () => {
   beforeAll(async () => {
     const baseUrl = await sim.start();
     const moduleRef = await Test.createTestingModule({
-      imports: [PaymentsModule.forRoot({ apiKey: 'sk_test_sim', environment: 'sandbox', baseUrl, allowInsecureHttp: true, webhooks: { verifier } })],
+      imports: [
+        PaymentsModule.forRoot({
+          apiKey: 'sk_test_sim',
+          environment: 'sandbox',
+          baseUrl,
+          allowInsecureHttp: true,
+          webhooks: { verifier },
+        }),
+      ],
       providers: [Fulfilment],
     }).compile();
     app = moduleRef.createNestApplication({ rawBody: true });
     await app.listen(0, '127.0.0.1');
-    const endpoint = await app.get(PaymentsService).webhookEndpoints.create({ url: `${await app.getUrl()}/payments/webhooks` });
+    const endpoint = await app
+      .get(PaymentsService)
+      .webhookEndpoints.create({ url: `${await app.getUrl()}/payments/webhooks` });
     verifier.inner = sim.verifierFor(endpoint.secret);
   });
   afterAll(async () => {

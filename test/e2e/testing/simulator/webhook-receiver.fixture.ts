@@ -63,20 +63,36 @@ export class WebhookReceiver {
 
 /** Small client for the simulator's server API. */
 export function apiClient(baseUrl: string, apiKey: string | undefined, extraHeaders: Record<string, string> = {}) {
-  return async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }> => {
+  return async (
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; headers: Headers }> => {
     const headers: Record<string, string> = { 'x-api-version': '1', ...extraHeaders };
     if (apiKey !== undefined) headers['x-api-key'] = apiKey;
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
   };
 }
 
 /** POST /embed/confirm as the iframe does. */
-export async function confirm(baseUrl: string, embedToken: string | undefined, outcome?: string): Promise<{ status: number; body: any }> {
+export async function confirm(
+  baseUrl: string,
+  embedToken: string | undefined,
+  outcome?: string,
+): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (embedToken !== undefined) headers['authorization'] = `Embed ${embedToken}`;
-  const res = await fetch(`${baseUrl}/embed/confirm`, { method: 'POST', headers, body: JSON.stringify(outcome === undefined ? {} : { outcome }) });
+  const res = await fetch(`${baseUrl}/embed/confirm`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify(outcome === undefined ? {} : { outcome }),
+  });
   return { status: res.status, body: await res.json() };
 }

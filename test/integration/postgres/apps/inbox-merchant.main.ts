@@ -80,7 +80,10 @@ class LedgerWriter {
       return;
     }
     if (ORM === 'pg') {
-      await ctx.transaction!.query('INSERT INTO ledger (event_id, handler, amount) VALUES ($1, $2, 100)', [eventId, handler]);
+      await ctx.transaction!.query('INSERT INTO ledger (event_id, handler, amount) VALUES ($1, $2, 100)', [
+        eventId,
+        handler,
+      ]);
       return;
     }
     await clsRecord!(eventId, handler);
@@ -155,7 +158,11 @@ async function clsImports(): Promise<{ imports: DynamicModule[]; providers: unkn
         await this.txHost.tx.getRepository(Ledger).insert({ event_id: eventId, handler, amount: 100 });
       }
     }
-    transactional.Transactional()(Service.prototype, 'record', Object.getOwnPropertyDescriptor(Service.prototype, 'record')!);
+    transactional.Transactional()(
+      Service.prototype,
+      'record',
+      Object.getOwnPropertyDescriptor(Service.prototype, 'record')!,
+    );
     const host = () => transactional.TransactionHost.getInstance() as unknown as { tx: never };
     clsRecord = (eventId, handler) => new Service(host()).record(eventId, handler);
     sameTx = (ctx) => host().tx === ctx.transaction?.client;
@@ -177,7 +184,11 @@ async function clsImports(): Promise<{ imports: DynamicModule[]; providers: unkn
         await this.txHost.tx.insert(ledger).values({ eventId, handler, amount: 100 });
       }
     }
-    transactional.Transactional()(Service.prototype, 'record', Object.getOwnPropertyDescriptor(Service.prototype, 'record')!);
+    transactional.Transactional()(
+      Service.prototype,
+      'record',
+      Object.getOwnPropertyDescriptor(Service.prototype, 'record')!,
+    );
     const host = () => transactional.TransactionHost.getInstance() as unknown as { tx: never };
     clsRecord = (eventId, handler) => new Service(host()).record(eventId, handler);
     sameTx = (ctx) => host().tx === ctx.transaction?.client;
@@ -198,7 +209,9 @@ async function clsImports(): Promise<{ imports: DynamicModule[]; providers: unkn
 }
 
 async function main(): Promise<void> {
-  await pool.query('CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)');
+  await pool.query(
+    'CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)',
+  );
   const cls = MODE === 'inbox' && ORM !== 'pg' ? await clsImports() : { imports: [], providers: [] };
   let store: RedisIdempotencyStore | undefined;
   let redis: { quit(): Promise<unknown> } | undefined;

@@ -60,7 +60,12 @@ describe('PaymentEventsQueue on real Redis', () => {
     const name = options.name ?? uniqueQueueName('q');
     queueNames.push(name);
     const { dispatcher, calls } = scriptedDispatcher(script);
-    const webhooks = resolvedOptions({ connection: { url: REDIS_URL }, backoff: { type: 'fixed', delay: 10 }, ...options, name }).webhooks;
+    const webhooks = resolvedOptions({
+      connection: { url: REDIS_URL },
+      backoff: { type: 'fixed', delay: 10 },
+      ...options,
+      name,
+    }).webhooks;
     const worker = new PaymentEventsWorker(webhooks, dispatcher);
     const queue = new PaymentEventsQueue(webhooks, worker);
     // Shutdown order as in Nest: the worker stops (beforeApplicationShutdown) before the producer closes.
@@ -135,38 +140,55 @@ describe('PaymentEventsQueue on real Redis', () => {
 
   it('[W4] retries a failing handler with backoff until it succeeds, counting the attempts', async () => {
     let runs = 0;
-    const { processor, calls, name } = await startQueue({ attempts: 5 }, async () => (++runs < 3 ? failedOnce : handled));
+    const { processor, calls, name } = await startQueue({ attempts: 5 }, async () =>
+      ++runs < 3 ? failedOnce : handled,
+    );
     const event = createPaymentEvent('payment_intent.succeeded');
     await processor.process(event, new Date());
-    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), { what: 'the job to complete' });
+    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), {
+      what: 'the job to complete',
+    });
     expect(calls.map((c) => c.deliveryAttempt)).toEqual([1, 2, 3]);
   });
 
-  it.each(['busy', 'store_unavailable'] as const)('retries the job when the dispatch outcome is %s', async (outcome) => {
-    let runs = 0;
-    const { processor, calls, name } = await startQueue({ attempts: 3 }, async () =>
-      ++runs === 1 ? { outcome, handlers: [{ handler: 'Orders.onEvent', status: outcome }] } : handled,
-    );
-    await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
-    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), { what: 'the job to complete' });
-    expect(calls).toHaveLength(2);
-  });
+  it.each(['busy', 'store_unavailable'] as const)(
+    'retries the job when the dispatch outcome is %s',
+    async (outcome) => {
+      let runs = 0;
+      const { processor, calls, name } = await startQueue({ attempts: 3 }, async () =>
+        ++runs === 1 ? { outcome, handlers: [{ handler: 'Orders.onEvent', status: outcome }] } : handled,
+      );
+      await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
+      await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), {
+        what: 'the job to complete',
+      });
+      expect(calls).toHaveLength(2);
+    },
+  );
 
-  it.each(['duplicate', 'unhandled'] as const)('completes the job without retry when the outcome is %s', async (outcome) => {
-    const { processor, calls, name } = await startQueue({ attempts: 3 }, async () => ({ outcome, handlers: [] }));
-    await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
-    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), { what: 'the job to complete' });
-    expect(calls).toHaveLength(1);
-  });
+  it.each(['duplicate', 'unhandled'] as const)(
+    'completes the job without retry when the outcome is %s',
+    async (outcome) => {
+      const { processor, calls, name } = await startQueue({ attempts: 3 }, async () => ({ outcome, handlers: [] }));
+      await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
+      await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), {
+        what: 'the job to complete',
+      });
+      expect(calls).toHaveLength(1);
+    },
+  );
 
   it('keeps an event whose handler fails on every attempt in the failed set, with the reason', async () => {
     const { processor, queue } = await startQueue({ attempts: 2 }, async () => failedOnce);
     const event = createPaymentEvent('setup_intent.failed');
     await processor.process(event, new Date());
-    const [failed] = await waitFor(async () => {
-      const list = await queue.failed();
-      return list.length > 0 ? list : undefined;
-    }, { what: 'the job to fail' });
+    const [failed] = await waitFor(
+      async () => {
+        const list = await queue.failed();
+        return list.length > 0 ? list : undefined;
+      },
+      { what: 'the job to fail' },
+    );
     expect(failed).toMatchObject({ eventId: event.id, type: 'setup_intent.failed', attemptsMade: 2 });
     expect(failed!.failedReason).toBe(`payment event ${event.id}: failed (Orders.onEvent=failed)`);
     expect(failed!.failedAt).toBeInstanceOf(Date);
@@ -175,13 +197,17 @@ describe('PaymentEventsQueue on real Redis', () => {
 
   it('replays a failed event with a fresh set of attempts, and it completes', async () => {
     let healthy = false;
-    const { processor, queue, calls, name } = await startQueue({ attempts: 2 }, async () => (healthy ? handled : failedOnce));
+    const { processor, queue, calls, name } = await startQueue({ attempts: 2 }, async () =>
+      healthy ? handled : failedOnce,
+    );
     const event = createPaymentEvent('payment_intent.succeeded');
     await processor.process(event, new Date());
     await waitFor(async () => ((await queue.failedCount()) === 1 ? true : undefined), { what: 'the job to fail' });
     healthy = true;
     expect(await queue.replay(event.id)).toBe(true);
-    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), { what: 'the replay to complete' });
+    await waitFor(async () => ((await jobCounts(name)).completed === 1 ? true : undefined), {
+      what: 'the replay to complete',
+    });
     expect(calls.map((c) => c.deliveryAttempt)).toEqual([1, 2, 1]);
     expect(await queue.failed()).toEqual([]);
   });
@@ -252,23 +278,31 @@ describe('PaymentEventsQueue on real Redis', () => {
     const { queue, worker, processor } = await startQueue({ connection: user });
     await processor.process(createPaymentEvent('payment_intent.succeeded'), new Date());
     // One duplicate for the producer, one for the worker (each part owns and closes its own).
-    const owned = [...(queue as unknown as { owned: Redis[] }).owned, ...(worker as unknown as { owned: Redis[] }).owned];
+    const owned = [
+      ...(queue as unknown as { owned: Redis[] }).owned,
+      ...(worker as unknown as { owned: Redis[] }).owned,
+    ];
     expect(owned).toHaveLength(2);
     expect(new Set(owned).size).toBe(2);
     await worker.onApplicationShutdown();
     await queue.onApplicationShutdown();
-    await waitFor(() => (owned.every((c) => c.status === 'end') ? true : undefined), { what: 'the created clients to close' });
+    await waitFor(() => (owned.every((c) => c.status === 'end') ? true : undefined), {
+      what: 'the created clients to close',
+    });
     expect(user.status).toBe('ready');
     expect(await user.ping()).toBe('PONG');
   });
 
   it.each([
     ['ioredis options', () => ({ url: REDIS_URL, keyPrefix: 'app:' })],
-    ['an ioredis client', () => {
-      const client = createRedis({ keyPrefix: 'app:' });
-      clients.push(client);
-      return client;
-    }],
+    [
+      'an ioredis client',
+      () => {
+        const client = createRedis({ keyPrefix: 'app:' });
+        clients.push(client);
+        return client;
+      },
+    ],
   ])('fails at boot with a PaymentsConfigurationError when %s set a keyPrefix', async (_label, connection) => {
     await expect(startQueue({ connection: connection() })).rejects.toThrow(
       expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'webhooks.processing.queue.connection' }),
@@ -277,7 +311,12 @@ describe('PaymentEventsQueue on real Redis', () => {
 
   it('rejects inspection with a PaymentsConfigurationError in inline mode', async () => {
     const inline = new PaymentEventsQueue(
-      validatePaymentsOptions({ apiKey: 'sk_test_x', environment: 'sandbox', baseUrl: 'https://sandbox.example.test', webhooks: { verifier } }).webhooks,
+      validatePaymentsOptions({
+        apiKey: 'sk_test_x',
+        environment: 'sandbox',
+        baseUrl: 'https://sandbox.example.test',
+        webhooks: { verifier },
+      }).webhooks,
     );
     await inline.onModuleInit();
     expect(inline.enabled).toBe(false);
@@ -305,10 +344,16 @@ describe('PaymentEventsQueue on real Redis', () => {
       });
     });
 
-    it.each(['enqueueTimeoutMs', 'lockDurationMs', 'stalledIntervalMs'] as const)('refuses %s: 0 at boot, naming the option', (option) => {
-      expect(() => resolvedOptions({ connection: { url: REDIS_URL }, [option]: 0 })).toThrow(
-        expect.objectContaining({ name: 'PaymentsConfigurationError', option: `webhooks.processing.queue.${option}` }),
-      );
-    });
+    it.each(['enqueueTimeoutMs', 'lockDurationMs', 'stalledIntervalMs'] as const)(
+      'refuses %s: 0 at boot, naming the option',
+      (option) => {
+        expect(() => resolvedOptions({ connection: { url: REDIS_URL }, [option]: 0 })).toThrow(
+          expect.objectContaining({
+            name: 'PaymentsConfigurationError',
+            option: `webhooks.processing.queue.${option}`,
+          }),
+        );
+      },
+    );
   });
 });

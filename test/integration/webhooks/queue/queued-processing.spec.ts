@@ -17,7 +17,16 @@ import {
   startRedisWorkerContext,
   type RedisWebhookApp,
 } from '../../../fixtures/redis/redis-webhook-app.fixture.js';
-import { REDIS_URL, createRedis, deadPort, deleteKeys, quitAll, uniquePrefix, uniqueQueueName, waitFor } from '../../redis-test.util.js';
+import {
+  REDIS_URL,
+  createRedis,
+  deadPort,
+  deleteKeys,
+  quitAll,
+  uniquePrefix,
+  uniqueQueueName,
+  waitFor,
+} from '../../redis-test.util.js';
 
 /** Queued processing (`webhooks.processing: { queue }`) end to end: HTTP deliveries, BullMQ, real handlers. */
 describe('queued processing on BullMQ', () => {
@@ -38,7 +47,12 @@ describe('queued processing on BullMQ', () => {
     return new RedisIdempotencyStore(client, { keyPrefix: prefix });
   }
 
-  async function app(instance: string, script: HandlerScript, queue: PaymentsQueueOptions, prefix = uniquePrefix('queued')): Promise<RedisWebhookApp> {
+  async function app(
+    instance: string,
+    script: HandlerScript,
+    queue: PaymentsQueueOptions,
+    prefix = uniquePrefix('queued'),
+  ): Promise<RedisWebhookApp> {
     prefixes.push(prefix);
     const started = await startRedisWebhookApp({ instance, script, store: sharedStore(prefix), processing: { queue } });
     closers.push(started.close);
@@ -92,24 +106,41 @@ describe('queued processing on BullMQ', () => {
     const event = createPaymentEvent('payment_intent.succeeded');
 
     // The handler cannot finish before `finish()`, which is only called after the answer.
-    expect(await deliver(webhookUrl, signedDelivery(event))).toEqual({ status: 200, body: { received: true, outcome: 'enqueued' } });
-    await waitFor(() => (script.runsOf(event.id).length === 1 ? true : undefined), { what: 'the worker to start the handler' });
+    expect(await deliver(webhookUrl, signedDelivery(event))).toEqual({
+      status: 200,
+      body: { received: true, outcome: 'enqueued' },
+    });
+    await waitFor(() => (script.runsOf(event.id).length === 1 ? true : undefined), {
+      what: 'the worker to start the handler',
+    });
     expect(await jobState(queue.name!, event.id)).toBe('active');
     finish();
-    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), { what: 'the job to complete' });
+    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), {
+      what: 'the job to complete',
+    });
   });
 
   it('[W4] enqueues each event once and runs its handler once when every delivery reaches three instances at once', async () => {
     const script = new HandlerScript();
     const queue = queueOptions();
     const prefix = uniquePrefix('queued');
-    const instances = [await app('A', script, queue, prefix), await app('B', script, queue, prefix), await app('C', script, queue, prefix)];
+    const instances = [
+      await app('A', script, queue, prefix),
+      await app('B', script, queue, prefix),
+      await app('C', script, queue, prefix),
+    ];
     const events = Array.from({ length: 10 }, () => createPaymentEvent('payment_intent.succeeded'));
 
-    const answers = await Promise.all(events.flatMap((event) => instances.map((i) => deliver(i.webhookUrl, signedDelivery(event)))));
-    expect(answers.every((a) => a.status === 200 && (a.body.outcome === 'enqueued' || a.body.outcome === 'duplicate'))).toBe(true);
+    const answers = await Promise.all(
+      events.flatMap((event) => instances.map((i) => deliver(i.webhookUrl, signedDelivery(event)))),
+    );
+    expect(
+      answers.every((a) => a.status === 200 && (a.body.outcome === 'enqueued' || a.body.outcome === 'duplicate')),
+    ).toBe(true);
     await waitFor(
-      async () => (await Promise.all(events.map((e) => jobState(queue.name!, e.id)))).every((s) => s === 'completed') || undefined,
+      async () =>
+        (await Promise.all(events.map((e) => jobState(queue.name!, e.id)))).every((s) => s === 'completed') ||
+        undefined,
       { what: 'every job to complete' },
     );
     // A redelivery after completion is answered duplicate and enqueues nothing.
@@ -128,7 +159,9 @@ describe('queued processing on BullMQ', () => {
     const event = createPaymentEvent('payment_intent.succeeded');
 
     expect((await deliver(webhookUrl, signedDelivery(event))).status).toBe(200);
-    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), { what: 'the job to complete' });
+    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), {
+      what: 'the job to complete',
+    });
     expect(script.runsOf(event.id).map((run) => run.deliveryAttempt)).toEqual([1, 2, 3]);
   });
 
@@ -144,10 +177,13 @@ describe('queued processing on BullMQ', () => {
     const event = createPaymentEvent('payment_intent.succeeded');
 
     await deliver(instance.webhookUrl, signedDelivery(event));
-    const failed = await waitFor(async () => {
-      const list = await events.failed();
-      return list.length === 1 ? list : undefined;
-    }, { what: 'the job to land in the failed set' });
+    const failed = await waitFor(
+      async () => {
+        const list = await events.failed();
+        return list.length === 1 ? list : undefined;
+      },
+      { what: 'the job to land in the failed set' },
+    );
     expect(failed[0]).toMatchObject({ eventId: event.id, type: 'payment_intent.succeeded', attemptsMade: 2 });
     expect(failed[0]!.failedReason).toContain('FulfilmentHandler.fulfil=failed');
     expect(failed[0]!.failedReason).not.toContain('fulfilment backend down');
@@ -156,12 +192,14 @@ describe('queued processing on BullMQ', () => {
 
     healthy = true;
     expect(await events.replay(event.id)).toBe(true);
-    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), { what: 'the replay to complete' });
+    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), {
+      what: 'the replay to complete',
+    });
     expect(script.runsOf(event.id)).toHaveLength(3);
     expect(await events.failed()).toEqual([]);
   });
 
-  it('answers 503 and runs nothing when the queue\'s Redis is unreachable', async () => {
+  it("answers 503 and runs nothing when the queue's Redis is unreachable", async () => {
     const script = new HandlerScript();
     const port = await deadPort();
     const queue = queueOptions({
@@ -203,22 +241,40 @@ describe('queued processing on BullMQ', () => {
     expect(await jobState(queue.name!, event.id)).toBe('waiting');
 
     const script = new HandlerScript();
-    const worker = await startRedisWorkerContext({ instance: 'W', script, store: sharedStore(prefix), processing: { queue } });
+    const worker = await startRedisWorkerContext({
+      instance: 'W',
+      script,
+      store: sharedStore(prefix),
+      processing: { queue },
+    });
     closers.push(() => worker.close());
-    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), { what: 'the job to complete' });
+    await waitFor(async () => ((await jobState(queue.name!, event.id)) === 'completed' ? true : undefined), {
+      what: 'the job to complete',
+    });
     expect(script.runsOf(event.id)).toEqual([{ instance: 'W', eventId: event.id, deliveryAttempt: 1 }]);
     expect(receiverScript.runs).toEqual([]);
   });
 
   it('[W4] hands the job of a worker process killed mid-job to another worker, which completes it', async () => {
-    const queue = queueOptions({ lockDurationMs: 1000, stalledIntervalMs: 300, attempts: 50, backoff: { type: 'fixed', delay: 200 } });
+    const queue = queueOptions({
+      lockDurationMs: 1000,
+      stalledIntervalMs: 300,
+      attempts: 50,
+      backoff: { type: 'fixed', delay: 200 },
+    });
     const prefix = uniquePrefix('killed');
     prefixes.push(prefix);
 
     // Instance P only receives and enqueues; the worker is a separate process.
     const producerScript = new HandlerScript();
     const producer = await app('P', producerScript, { ...queue, worker: false }, prefix);
-    const child = spawnWorker({ QUEUE_NAME: queue.name!, KEY_PREFIX: prefix, LOCK_MS: '1000', STALLED_MS: '300', CLAIM_TTL_SECONDS: '1' });
+    const child = spawnWorker({
+      QUEUE_NAME: queue.name!,
+      KEY_PREFIX: prefix,
+      LOCK_MS: '1000',
+      STALLED_MS: '300',
+      CLAIM_TTL_SECONDS: '1',
+    });
     closers.push(async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     });
@@ -276,7 +332,9 @@ function spawnWorker(env: Record<string, string>): SpawnedWorker {
     child.stdout!.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('ready')) resolve();
     });
-    child.once('exit', (code, signal) => reject(new Error(`worker child exited (${code ?? signal}) before ready: ${stderr}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`worker child exited (${code ?? signal}) before ready: ${stderr}`)),
+    );
   });
   return {
     process: child,

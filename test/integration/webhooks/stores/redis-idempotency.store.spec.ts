@@ -1,8 +1,19 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Cluster, Redis } from 'ioredis';
 import { PaymentsInvalidArgumentError } from '../../../../lib/errors/payments.errors.js';
-import { RedisIdempotencyStore, type RedisScriptClient } from '../../../../lib/webhooks/stores/redis-idempotency.store.js';
-import { createRedis, createUnreachableRedis, deadPort, deleteKeys, quitAll, uniquePrefix, waitFor } from '../../redis-test.util.js';
+import {
+  RedisIdempotencyStore,
+  type RedisScriptClient,
+} from '../../../../lib/webhooks/stores/redis-idempotency.store.js';
+import {
+  createRedis,
+  createUnreachableRedis,
+  deadPort,
+  deleteKeys,
+  quitAll,
+  uniquePrefix,
+  waitFor,
+} from '../../redis-test.util.js';
 
 // Compile-time: both kinds of ioredis client are accepted (checked by `npm run typecheck`).
 type Expect<T extends true> = T;
@@ -123,7 +134,9 @@ describe('RedisIdempotencyStore (real Redis)', () => {
   it('lets an owner whose lease lapsed complete it while nobody else claimed it', async () => {
     const claim = await store.claim('evt-1:h', 50);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), { what: 'the lease to lapse' });
+    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), {
+      what: 'the lease to lapse',
+    });
     await store.complete('evt-1:h', claim.token, RETENTION_MS);
     expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
   });
@@ -131,7 +144,9 @@ describe('RedisIdempotencyStore (real Redis)', () => {
   it('ignores complete with a wrong token after the lease lapsed', async () => {
     const claim = await store.claim('evt-1:h', 50);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), { what: 'the lease to lapse' });
+    await waitFor(async () => ((await redis.exists(`${prefix}{evt-1:h}:lease`)) === 0 ? true : undefined), {
+      what: 'the lease to lapse',
+    });
     await store.complete('evt-1:h', 'not-the-owner', RETENTION_MS);
     expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
   });
@@ -201,6 +216,8 @@ describe('RedisIdempotencyStore (real Redis)', () => {
 
   it('refuses a value that is not a Redis client', () => {
     expect(() => new RedisIdempotencyStore({} as never)).toThrow(PaymentsInvalidArgumentError);
-    expect(() => new RedisIdempotencyStore({} as never)).toThrow(/^RedisIdempotencyStore: `redis` must be an ioredis client/);
+    expect(() => new RedisIdempotencyStore({} as never)).toThrow(
+      /^RedisIdempotencyStore: `redis` must be an ioredis client/,
+    );
   });
 });

@@ -173,7 +173,9 @@ describe('MemoryIdempotencyStore', () => {
   });
 
   it('rejects a nonsensical size or retention with PaymentsInvalidArgumentError naming the argument', () => {
-    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(/^MemoryIdempotencyStore: `maxEntries` must be an integer >= 1/);
+    expect(() => new MemoryIdempotencyStore({ maxEntries: 0 })).toThrow(
+      /^MemoryIdempotencyStore: `maxEntries` must be an integer >= 1/,
+    );
     expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(PaymentsInvalidArgumentError);
     expect(() => new MemoryIdempotencyStore({ retentionSeconds: -1 })).toThrow(/`retentionSeconds`/);
   });

@@ -7,13 +7,19 @@ const SECRET = 'endpoint-secret-one';
 const SECRET_2 = 'endpoint-secret-two';
 const BODY = '{"id":"3f1c","event":"payment_intent.succeeded", "data":{}}';
 const NOW_S = 1_700_000_000;
-const clock = (seconds = NOW_S) => () => seconds * 1000;
+const clock =
+  (seconds = NOW_S) =>
+  () =>
+    seconds * 1000;
 
 /** Independent computation (not the library's) of what a sender puts in the header. */
 function digest(secret: string, payload: string, algorithm = 'sha256', encoding: 'hex' | 'base64' = 'hex'): string {
   return createHmac(algorithm, secret).update(payload).digest(encoding);
 }
-const input = (headers: Record<string, string | string[] | undefined>, body: string = BODY) => ({ rawBody: Buffer.from(body), headers });
+const input = (headers: Record<string, string | string[] | undefined>, body: string = BODY) => ({
+  rawBody: Buffer.from(body),
+  headers,
+});
 
 describe('hmacVerifier', () => {
   describe('defaults: sha256, hex, raw body', () => {
@@ -28,7 +34,9 @@ describe('hmacVerifier', () => {
     });
 
     it('[W1] refuses a tampered body', () => {
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY) }, BODY.replace('succeeded', 'cancelled')))).toEqual({
+      expect(
+        verifier.verify(input({ 'x-signature': digest(SECRET, BODY) }, BODY.replace('succeeded', 'cancelled'))),
+      ).toEqual({
         valid: false,
         reason: 'signature_mismatch',
       });
@@ -37,7 +45,10 @@ describe('hmacVerifier', () => {
     it('[W1] refuses the same JSON re-serialised with different spacing', () => {
       const reserialised = JSON.stringify(JSON.parse(BODY));
       expect(reserialised).not.toBe(BODY);
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY) }, reserialised))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY) }, reserialised))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('refuses a delivery without the signature header', () => {
@@ -45,19 +56,31 @@ describe('hmacVerifier', () => {
     });
 
     it('refuses a base64 digest when hex is configured (wrong encoding), without throwing', () => {
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha256', 'base64') }))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha256', 'base64') }))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('refuses a hex digest with an odd length, without throwing', () => {
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY).slice(1) }))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY).slice(1) }))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('refuses a truncated digest (length mismatch), without throwing', () => {
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY).slice(0, 32) }))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY).slice(0, 32) }))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('refuses a sha512 digest when sha256 is configured', () => {
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha512') }))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha512') }))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('accepts a correctly signed empty body', () => {
@@ -65,7 +88,10 @@ describe('hmacVerifier', () => {
     });
 
     it('[W8] reads only the configured header, assuming no scheme of its own', () => {
-      const headers = { 'webhook-signature': digest(SECRET, BODY), 'x-hub-signature-256': `sha256=${digest(SECRET, BODY)}` };
+      const headers = {
+        'webhook-signature': digest(SECRET, BODY),
+        'x-hub-signature-256': `sha256=${digest(SECRET, BODY)}`,
+      };
       expect(verifier.verify(input(headers))).toEqual({ valid: false, reason: 'missing_signature' });
     });
   });
@@ -83,7 +109,10 @@ describe('hmacVerifier', () => {
 
     it('[W7] refuses a delivery signed with a retired secret', () => {
       const rotated = hmacVerifier({ secrets: [SECRET_2], header: 'x-signature' });
-      expect(rotated.verify(input({ 'x-signature': digest(SECRET, BODY) }))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(rotated.verify(input({ 'x-signature': digest(SECRET, BODY) }))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
   });
 
@@ -95,32 +124,50 @@ describe('hmacVerifier', () => {
 
     it('accepts base64 when configured', () => {
       const verifier = hmacVerifier({ secrets: SECRET, header: 'x-signature', encoding: 'base64' });
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha256', 'base64') }))).toEqual({ valid: true });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, BODY, 'sha256', 'base64') }))).toEqual({
+        valid: true,
+      });
     });
 
     it('refuses invalid base64 characters when base64 is configured, without throwing', () => {
       const verifier = hmacVerifier({ secrets: SECRET, header: 'x-signature', encoding: 'base64' });
-      expect(verifier.verify(input({ 'x-signature': '***not base64***' }))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input({ 'x-signature': '***not base64***' }))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('accepts the digest after the configured prefix', () => {
       const verifier = hmacVerifier({ secrets: SECRET, header: 'x-hub-signature-256', prefix: 'sha256=' });
-      expect(verifier.verify(input({ 'x-hub-signature-256': `sha256=${digest(SECRET, BODY)}` }))).toEqual({ valid: true });
+      expect(verifier.verify(input({ 'x-hub-signature-256': `sha256=${digest(SECRET, BODY)}` }))).toEqual({
+        valid: true,
+      });
     });
 
     it('refuses a digest without the configured prefix', () => {
       const verifier = hmacVerifier({ secrets: SECRET, header: 'x-hub-signature-256', prefix: 'sha256=' });
-      expect(verifier.verify(input({ 'x-hub-signature-256': digest(SECRET, BODY) }))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input({ 'x-hub-signature-256': digest(SECRET, BODY) }))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('refuses a digest with another prefix', () => {
       const verifier = hmacVerifier({ secrets: SECRET, header: 'x-hub-signature-256', prefix: 'sha256=' });
-      expect(verifier.verify(input({ 'x-hub-signature-256': `sha1=${digest(SECRET, BODY)}` }))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input({ 'x-hub-signature-256': `sha1=${digest(SECRET, BODY)}` }))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
   });
 
   describe('timestamp header', () => {
-    const options: HmacVerifierOptions = { secrets: SECRET, header: 'x-signature', timestampHeader: 'x-timestamp', signedPayload: 'timestamp.body' };
+    const options: HmacVerifierOptions = {
+      secrets: SECRET,
+      header: 'x-signature',
+      timestampHeader: 'x-timestamp',
+      signedPayload: 'timestamp.body',
+    };
 
     it('accepts timestamp.body: the HMAC of `${timestamp}.${body}`', () => {
       const verifier = hmacVerifier({ ...options, now: clock() });
@@ -142,7 +189,10 @@ describe('hmacVerifier', () => {
 
     it('refuses a missing timestamp header', () => {
       const verifier = hmacVerifier({ ...options, now: clock() });
-      expect(verifier.verify(input({ 'x-signature': digest(SECRET, `${NOW_S}.${BODY}`) }))).toEqual({ valid: false, reason: 'missing_timestamp' });
+      expect(verifier.verify(input({ 'x-signature': digest(SECRET, `${NOW_S}.${BODY}`) }))).toEqual({
+        valid: false,
+        reason: 'missing_timestamp',
+      });
     });
 
     it('refuses a non-numeric timestamp', () => {
@@ -163,7 +213,13 @@ describe('hmacVerifier', () => {
     });
 
     it('checks the timestamp window in body mode too (timestamp not signed)', () => {
-      const verifier = hmacVerifier({ secrets: SECRET, header: 'x-signature', timestampHeader: 'x-timestamp', toleranceSeconds: 5, now: clock(NOW_S + 6) });
+      const verifier = hmacVerifier({
+        secrets: SECRET,
+        header: 'x-signature',
+        timestampHeader: 'x-timestamp',
+        toleranceSeconds: 5,
+        now: clock(NOW_S + 6),
+      });
       const headers = { 'x-timestamp': String(NOW_S), 'x-signature': digest(SECRET, BODY) };
       expect(verifier.verify(input(headers))).toEqual({ valid: false, reason: 'timestamp_out_of_tolerance' });
     });
@@ -171,7 +227,8 @@ describe('hmacVerifier', () => {
 
   describe('configuration errors at construction', () => {
     const base: HmacVerifierOptions = { secrets: SECRET, header: 'x-signature' };
-    const bad = (overrides: Record<string, unknown>) => () => hmacVerifier({ ...base, ...overrides } as HmacVerifierOptions);
+    const bad = (overrides: Record<string, unknown>) => () =>
+      hmacVerifier({ ...base, ...overrides } as HmacVerifierOptions);
 
     it('throws for an empty secret', () => {
       expect(bad({ secrets: '' })).toThrow(PaymentsConfigurationError);

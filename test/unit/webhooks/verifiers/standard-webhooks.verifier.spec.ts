@@ -50,7 +50,11 @@ describe('standardWebhooksVerifier', () => {
 
     it('reads header names case-insensitively', () => {
       const verifier = standardWebhooksVerifier({ secrets: GOLDEN.secret, now: atGolden });
-      const headers = { 'Webhook-Id': GOLDEN.id, 'WEBHOOK-TIMESTAMP': String(GOLDEN.timestamp), 'Webhook-Signature': GOLDEN.signature };
+      const headers = {
+        'Webhook-Id': GOLDEN.id,
+        'WEBHOOK-TIMESTAMP': String(GOLDEN.timestamp),
+        'Webhook-Signature': GOLDEN.signature,
+      };
       expect(verifier.verify(input(headers))).toEqual({ valid: true });
     });
   });
@@ -62,7 +66,9 @@ describe('standardWebhooksVerifier', () => {
       const timestamp = new Date(1_700_000_000_000);
       const signature = reference.sign('msg_1', timestamp, body);
       const verifier = standardWebhooksVerifier({ secrets: OTHER_SECRET, now: () => timestamp.getTime() });
-      const result = verifier.verify(input({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': signature }, body));
+      const result = verifier.verify(
+        input({ 'webhook-id': 'msg_1', 'webhook-timestamp': '1700000000', 'webhook-signature': signature }, body),
+      );
       expect(result).toEqual({ valid: true });
     });
 
@@ -103,7 +109,10 @@ describe('standardWebhooksVerifier', () => {
     });
 
     it('[W5] refuses a stale timestamp beyond the tolerance', () => {
-      expect(verifierAt(GOLDEN.timestamp + 301).verify(input(goldenHeaders()))).toEqual({ valid: false, reason: 'timestamp_out_of_tolerance' });
+      expect(verifierAt(GOLDEN.timestamp + 301).verify(input(goldenHeaders()))).toEqual({
+        valid: false,
+        reason: 'timestamp_out_of_tolerance',
+      });
     });
 
     it('accepts a timestamp 300 s in the future by default', () => {
@@ -111,11 +120,17 @@ describe('standardWebhooksVerifier', () => {
     });
 
     it('[W5] refuses a future timestamp beyond the tolerance', () => {
-      expect(verifierAt(GOLDEN.timestamp - 301).verify(input(goldenHeaders()))).toEqual({ valid: false, reason: 'timestamp_out_of_tolerance' });
+      expect(verifierAt(GOLDEN.timestamp - 301).verify(input(goldenHeaders()))).toEqual({
+        valid: false,
+        reason: 'timestamp_out_of_tolerance',
+      });
     });
 
     it('honours a configured toleranceSeconds', () => {
-      expect(verifierAt(GOLDEN.timestamp + 11, 10).verify(input(goldenHeaders()))).toEqual({ valid: false, reason: 'timestamp_out_of_tolerance' });
+      expect(verifierAt(GOLDEN.timestamp + 11, 10).verify(input(goldenHeaders()))).toEqual({
+        valid: false,
+        reason: 'timestamp_out_of_tolerance',
+      });
       expect(verifierAt(GOLDEN.timestamp + 10, 10).verify(input(goldenHeaders()))).toEqual({ valid: true });
     });
 
@@ -125,12 +140,16 @@ describe('standardWebhooksVerifier', () => {
     });
 
     it('refuses a timestamp with trailing junk', () => {
-      const result = verifierAt(GOLDEN.timestamp).verify(input(goldenHeaders({ 'webhook-timestamp': `${GOLDEN.timestamp}abc` })));
+      const result = verifierAt(GOLDEN.timestamp).verify(
+        input(goldenHeaders({ 'webhook-timestamp': `${GOLDEN.timestamp}abc` })),
+      );
       expect(result).toEqual({ valid: false, reason: 'malformed_timestamp' });
     });
 
     it('checks the timestamp before the signature (a replayed old delivery is stale, not mismatched)', () => {
-      const result = verifierAt(GOLDEN.timestamp + 10_000).verify(input(goldenHeaders({ 'webhook-signature': 'v1,AAAA' })));
+      const result = verifierAt(GOLDEN.timestamp + 10_000).verify(
+        input(goldenHeaders({ 'webhook-signature': 'v1,AAAA' })),
+      );
       expect(result).toEqual({ valid: false, reason: 'timestamp_out_of_tolerance' });
     });
   });
@@ -139,23 +158,33 @@ describe('standardWebhooksVerifier', () => {
     const verifier = standardWebhooksVerifier({ secrets: GOLDEN.secret, now: atGolden });
 
     it('[W1] refuses a tampered body', () => {
-      expect(verifier.verify(input(goldenHeaders(), '{"test": 2432232315}'))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input(goldenHeaders(), '{"test": 2432232315}'))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('[W1] refuses the same JSON re-serialised with different spacing', () => {
       const reserialised = JSON.stringify(JSON.parse(GOLDEN.body));
       expect(reserialised).not.toBe(GOLDEN.body);
-      expect(verifier.verify(input(goldenHeaders(), reserialised))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input(goldenHeaders(), reserialised))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('[W1] verifies the bytes given, including non-ASCII UTF-8', () => {
       const body = Buffer.from('{"name":"Zoë ✓"}', 'utf8');
-      const headers = goldenHeaders({ 'webhook-signature': signStandardWebhook(GOLDEN.secret, GOLDEN.id, GOLDEN.timestamp, body) });
+      const headers = goldenHeaders({
+        'webhook-signature': signStandardWebhook(GOLDEN.secret, GOLDEN.id, GOLDEN.timestamp, body),
+      });
       expect(verifier.verify(input(headers, body))).toEqual({ valid: true });
     });
 
     it('accepts a correctly signed empty body', () => {
-      const headers = goldenHeaders({ 'webhook-signature': signStandardWebhook(GOLDEN.secret, GOLDEN.id, GOLDEN.timestamp, '') });
+      const headers = goldenHeaders({
+        'webhook-signature': signStandardWebhook(GOLDEN.secret, GOLDEN.id, GOLDEN.timestamp, ''),
+      });
       expect(verifier.verify(input(headers, ''))).toEqual({ valid: true });
     });
 
@@ -164,7 +193,10 @@ describe('standardWebhooksVerifier', () => {
     });
 
     it('refuses a delivery whose webhook-id was changed (the id is signed)', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-id': 'msg_other' })))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-id': 'msg_other' })))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
   });
 
@@ -172,37 +204,61 @@ describe('standardWebhooksVerifier', () => {
     const verifier = standardWebhooksVerifier({ secrets: GOLDEN.secret, now: atGolden });
 
     it('refuses a delivery without webhook-id', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-id': undefined })))).toEqual({ valid: false, reason: 'missing_id' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-id': undefined })))).toEqual({
+        valid: false,
+        reason: 'missing_id',
+      });
     });
 
     it('refuses a delivery without webhook-timestamp', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-timestamp': undefined })))).toEqual({ valid: false, reason: 'missing_timestamp' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-timestamp': undefined })))).toEqual({
+        valid: false,
+        reason: 'missing_timestamp',
+      });
     });
 
     it('refuses a delivery without webhook-signature', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': undefined })))).toEqual({ valid: false, reason: 'missing_signature' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': undefined })))).toEqual({
+        valid: false,
+        reason: 'missing_signature',
+      });
     });
 
     it('treats an empty webhook-signature as missing', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': '' })))).toEqual({ valid: false, reason: 'missing_signature' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': '' })))).toEqual({
+        valid: false,
+        reason: 'missing_signature',
+      });
     });
 
     it('refuses a truncated "v1," entry without throwing', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': 'v1,' })))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': 'v1,' })))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('refuses a signature with only the version and no comma', () => {
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': 'v1' })))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': 'v1' })))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('refuses a truncated signature (length mismatch) without throwing', () => {
       const truncated = GOLDEN.signature.slice(0, -8);
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': truncated })))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': truncated })))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('ignores entries of other versions even when their digest matches', () => {
       const v2 = GOLDEN.signature.replace('v1,', 'v2,');
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': v2 })))).toEqual({ valid: false, reason: 'malformed_signature' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': v2 })))).toEqual({
+        valid: false,
+        reason: 'malformed_signature',
+      });
     });
 
     it('accepts a multi-signature header with junk entries when one v1 entry matches', () => {
@@ -212,7 +268,10 @@ describe('standardWebhooksVerifier', () => {
 
     it('refuses a multi-signature header in which no v1 entry matches', () => {
       const header = 'v1,Ym9ndXM= v2,abc v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OA=';
-      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': header })))).toEqual({ valid: false, reason: 'signature_mismatch' });
+      expect(verifier.verify(input(goldenHeaders({ 'webhook-signature': header })))).toEqual({
+        valid: false,
+        reason: 'signature_mismatch',
+      });
     });
 
     it('never puts a header value or secret into the reason', () => {
@@ -253,7 +312,9 @@ describe('standardWebhooksVerifier', () => {
     });
 
     it('throws for a negative toleranceSeconds', () => {
-      expect(() => standardWebhooksVerifier({ secrets: GOLDEN.secret, toleranceSeconds: -1 })).toThrow(/toleranceSeconds/);
+      expect(() => standardWebhooksVerifier({ secrets: GOLDEN.secret, toleranceSeconds: -1 })).toThrow(
+        /toleranceSeconds/,
+      );
     });
 
     it('never echoes a valid secret in an error about another option', () => {
