@@ -74,22 +74,4 @@ export function createUnreachablePool(port: number): pg.Pool {
   return pool;
 }
 
-/** Polls `check` (no fixed sleeps) until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function waitFor<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  {
-    timeoutMs = 30_000,
-    intervalMs = 25,
-    what = 'condition',
-  }: { timeoutMs?: number; intervalMs?: number; what?: string } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
-}
-
-export { deadPort } from '../redis-test.util.js';
+export { deadPort, waitFor } from '../redis-test.util.js';
