@@ -1,9 +1,10 @@
-import { LRUCache } from 'lru-cache';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 import { resolveClock, type PaymentsClock } from '../../core/payments.clock.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
+import { toPromise } from '../../core/payments.pending.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
+import { SYNCHRONOUS_STORE, type SynchronousIdempotencyStore } from './synchronous-store.js';
 
 /** Options of `MemoryIdempotencyStore`. */
 export interface MemoryIdempotencyStoreOptions {
@@ -23,8 +24,12 @@ export interface MemoryIdempotencyStoreOptions {
   now?: PaymentsClock;
 }
 
-type Lease = { state: 'leased'; token: string; attempt: number; expiresAt: number };
-type Settled = { state: 'released' | 'done'; attempt: number; expiresAt: number };
+type Lease = { token: string; attempt: number; expiresAt: number };
+/** A completed (`done`) or released (failed run) key, kept until `expiresAt`. */
+type Settled = { done: boolean; attempt: number; expiresAt: number };
+
+const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
+const BUSY: IdempotencyClaim = Object.freeze({ status: 'busy' });
 
 /**
  * The default `IdempotencyStore`: a bounded map in this process. Right for one instance; with
@@ -40,11 +45,14 @@ type Settled = { state: 'released' | 'done'; attempt: number; expiresAt: number 
  *
  * @example PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new MemoryIdempotencyStore({ maxEntries: 50_000 }) } })
  */
-export class MemoryIdempotencyStore implements IdempotencyStore {
+export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdempotencyStore {
   /** Claims in flight, in claim order (so the first one is the first to expire). Never evicted while live. */
   readonly #leases = new Map<string, Lease>();
-  /** Completed and released keys; the least recently used goes first when room is needed. */
-  readonly #settled: LRUCache<string, Settled>;
+  /**
+   * Completed and released keys, least recently used first: a Map keeps insertion order, so a key is
+   * moved to the end by deleting and setting it again, and the first key is the one to evict.
+   */
+  readonly #settled = new Map<string, Settled>();
   readonly #maxEntries: number;
   readonly #retentionMs: number;
   readonly #now: () => number;
@@ -69,7 +77,6 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
       );
     }
     this.#maxEntries = maxEntries;
-    this.#settled = new LRUCache<string, Settled>({ max: maxEntries });
     this.#retentionMs = retentionSeconds * 1000;
     this.#now = resolveClock(options.now);
   }
@@ -83,36 +90,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
    * Claims `key`. Rejects with a `PaymentsError` (the receiver answers 503, the service redelivers)
    * when `maxEntries` keys are held and every one is a live lease.
    */
-  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    const now = this.#now();
-    const lease = this.#leases.get(key);
-    if (lease) {
-      if (lease.expiresAt > now) return { status: 'busy' };
-      // The owner crashed or overran its lease: claim it again (moved last, with the latest expiry).
-      this.#leases.delete(key);
-      return this.#lease(key, lease.attempt + 1, now, leaseMs);
-    }
-    const settled = this.#live(key, now);
-    if (settled?.state === 'done') return { status: 'done' };
-    // Absent, or released by a failed run.
-    if (settled) this.#settled.delete(key);
-    this.#makeRoom(now);
-    return this.#lease(key, (settled?.attempt ?? 0) + 1, now, leaseMs);
+  claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
+    return toPromise(() => this.claimNow(key, leaseMs));
   }
 
-  async complete(key: string, token: string, retentionMs: number): Promise<void> {
-    const lease = this.#leases.get(key);
-    if (lease?.token !== token) return;
-    const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
-    this.#leases.delete(key);
-    this.#settled.set(key, { state: 'done', attempt: lease.attempt, expiresAt: this.#now() + keepFor });
+  complete(key: string, token: string, retentionMs: number): Promise<void> {
+    return toPromise(() => this.completeNow(key, token, retentionMs));
   }
 
-  async release(key: string, token: string): Promise<void> {
-    const lease = this.#leases.get(key);
-    if (lease?.token !== token) return;
-    this.#leases.delete(key);
-    this.#settled.set(key, { state: 'released', attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
+  release(key: string, token: string): Promise<void> {
+    return toPromise(() => this.releaseNow(key, token));
   }
 
   async close(): Promise<void> {
@@ -120,10 +107,66 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#settled.clear();
   }
 
+  /** `claim`, answered at once (throws instead of rejecting). The receiver's fast path. */
+  claimNow(key: string, leaseMs: number): IdempotencyClaim {
+    const now = this.#now();
+    const lease = this.#leases.get(key);
+    if (lease !== undefined) {
+      if (lease.expiresAt > now) return BUSY;
+      // The owner crashed or overran its lease: claim it again (moved last, with the latest expiry).
+      this.#leases.delete(key);
+      return this.#lease(key, lease.attempt + 1, now, leaseMs);
+    }
+    let attempt = 1;
+    const settled = this.#settled.get(key);
+    if (settled !== undefined) {
+      this.#settled.delete(key);
+      if (settled.expiresAt > now) {
+        if (settled.done) {
+          // Most recently used now: a key that keeps being redelivered is the last to be evicted.
+          this.#settled.set(key, settled);
+          return DONE;
+        }
+        // Released by a failed run: the next run counts the attempt.
+        attempt = settled.attempt + 1;
+      }
+    }
+    this.#makeRoom(now);
+    return this.#lease(key, attempt, now, leaseMs);
+  }
+
+  /** `complete`, done at once. */
+  completeNow(key: string, token: string, retentionMs: number): void {
+    const lease = this.#leases.get(key);
+    if (lease?.token !== token) return;
+    const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
+    this.#leases.delete(key);
+    this.#settled.set(key, { done: true, attempt: lease.attempt, expiresAt: this.#now() + keepFor });
+  }
+
+  /** `release`, done at once. */
+  releaseNow(key: string, token: string): void {
+    const lease = this.#leases.get(key);
+    if (lease?.token !== token) return;
+    this.#leases.delete(key);
+    this.#settled.set(key, { done: false, attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
+  }
+
+  /**
+   * This store's synchronous methods, when its promise methods are its own (not replaced by a subclass
+   * or a test spy, which the receiver must then go through). For the dispatcher.
+   */
+  get [SYNCHRONOUS_STORE](): SynchronousIdempotencyStore | undefined {
+    const own = MemoryIdempotencyStore.prototype;
+    return this.claim === own.claim && this.complete === own.complete && this.release === own.release
+      ? this
+      : undefined;
+  }
+
   #lease(key: string, attempt: number, now: number, leaseMs: number): IdempotencyClaim {
     // A counter, not a random UUID: nothing outside this process sees the token, and it is cheaper.
     const token = `${++this.#lastToken}`;
-    this.#leases.set(key, { state: 'leased', token, attempt, expiresAt: now + leaseMs });
+    this.#leases.set(key, { token, attempt, expiresAt: now + leaseMs });
     return { status: 'claimed', token, attempt };
   }
 
@@ -134,7 +177,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   #makeRoom(now: number): void {
     if (this.#leases.size + this.#settled.size < this.#maxEntries) return;
     if (this.#settled.size > 0) {
-      this.#settled.pop();
+      this.#settled.delete(this.#settled.keys().next().value!);
       return;
     }
     const oldest = this.#leases.entries().next().value;
@@ -145,16 +188,5 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     throw new PaymentsError(
       `MemoryIdempotencyStore is full: all ${this.#maxEntries} entries are handlers running now (raise maxEntries, or use a shared store such as RedisIdempotencyStore)`,
     );
-  }
-
-  /** The settled entry unless its retention ran out. */
-  #live(key: string, now: number): Settled | undefined {
-    const entry = this.#settled.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= now) {
-      this.#settled.delete(key);
-      return undefined;
-    }
-    return entry;
   }
 }
