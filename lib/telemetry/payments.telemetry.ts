@@ -62,7 +62,8 @@ export interface PaymentsClientCallTelemetry {
   end(result: { status: number } | { code: string }): void;
 }
 
-const NOOP_DELIVERY: PaymentsDeliveryTelemetry = Object.freeze({
+/** The delivery telemetry that records nothing (no SDK): one shared object, never attached to a request. */
+export const NOOP_DELIVERY: PaymentsDeliveryTelemetry = Object.freeze({
   verified: () => undefined,
   run: <T>(fn: () => Promise<T>) => fn(),
   end: () => undefined,
@@ -152,6 +153,14 @@ export class PaymentsTelemetry {
   /** A telemetry that records nothing (the API is not installed, or a test does not want it). */
   static disabled(): PaymentsTelemetry {
     return new PaymentsTelemetry(undefined);
+  }
+
+  /**
+   * Whether an SDK (a tracer or a meter provider) was registered when the module booted. When not, the
+   * delivery path records nothing and skips its telemetry wrappers altogether.
+   */
+  get recording(): boolean {
+    return this.#recording !== undefined;
   }
 
   /** Whether `@opentelemetry/api` was found (an SDK may still be missing: then the API records nothing). */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { PaymentEventsDispatcher, type DispatchOutcome } from './payment-events.dispatcher.js';
+import { isPromiseLike, toPromise, type Pending } from '../core/payments.pending.js';
+import { PaymentEventsDispatcher, type DispatchOutcome, type DispatchResult } from './payment-events.dispatcher.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from './payment-events-processor.interface.js';
 
@@ -14,6 +15,15 @@ export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEv
     store_unavailable: 503,
   });
 
+/** One frozen result per outcome: an inline delivery allocates none. */
+const RESULTS = Object.freeze(
+  Object.fromEntries(
+    Object.entries(DISPATCH_OUTCOME_STATUS).map(([outcome, status]) => [outcome, Object.freeze({ status, outcome })]),
+  ),
+) as Readonly<Record<DispatchOutcome, PaymentEventsProcessingResult>>;
+
+const resultOf = ({ outcome }: DispatchResult): PaymentEventsProcessingResult => RESULTS[outcome];
+
 /**
  * The default processor: runs the handlers during the request and answers once they are done, so a
  * failure answers 5xx and the service's own retry brings the event back.
@@ -22,8 +32,13 @@ export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEv
 export class InlinePaymentEventsProcessor implements PaymentEventsProcessor {
   constructor(private readonly dispatcher: PaymentEventsDispatcher) {}
 
-  async process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult> {
-    const { outcome } = await this.dispatcher.dispatch(event, { receivedAt });
-    return { status: DISPATCH_OUTCOME_STATUS[outcome], outcome };
+  process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult> {
+    return toPromise(() => this.processNow(event, receivedAt));
+  }
+
+  /** `process`, without a promise when the dispatch needed none (memory store, synchronous handler). */
+  processNow(event: PaymentEvent, receivedAt: Date): Pending<PaymentEventsProcessingResult> {
+    const dispatched = this.dispatcher.dispatchNow(event, { receivedAt });
+    return isPromiseLike(dispatched) ? dispatched.then(resultOf) : resultOf(dispatched);
   }
 }

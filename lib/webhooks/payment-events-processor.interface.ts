@@ -1,3 +1,4 @@
+import type { Pending } from '../core/payments.pending.js';
 import type { PaymentEvent } from './payment-event.types.js';
 
 /** What the receiver answers for a verified, parsed event (the answer table of docs/webhooks.md). */
@@ -14,6 +15,11 @@ export interface PaymentEventsProcessingResult {
  */
 export interface PaymentEventsProcessor {
   process(event: PaymentEvent, receivedAt: Date): Promise<PaymentEventsProcessingResult>;
+  /**
+   * Optional: `process`, answered without a promise when nothing had to wait. The receiver calls it
+   * instead of `process` when present (the inline processor has it).
+   */
+  processNow?(event: PaymentEvent, receivedAt: Date): Pending<PaymentEventsProcessingResult>;
 }
 
 /** Injection token of the processor in use. */

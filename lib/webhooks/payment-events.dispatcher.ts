@@ -11,7 +11,9 @@ import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './p
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import type { PaymentDeliveryListener } from './journal/payment-delivery-listener.interface.js';
 import { notifyDeliveryListener, toHandlerRecords } from './journal/payment-delivery-listener.util.js';
-import { IdempotencyStore } from './stores/idempotency-store.interface.js';
+import { IdempotencyStore, type IdempotencyClaim } from './stores/idempotency-store.interface.js';
+import { synchronousStoreOf, type SynchronousIdempotencyStore } from './stores/synchronous-store.js';
+import { isPromiseLike, toPromise, type Pending } from '../core/payments.pending.js';
 import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
@@ -96,7 +98,16 @@ export class PaymentEventsDispatcher {
   }
 
   /** Runs every handler bound to `event` that has not completed it yet, and sums up what happened. */
-  async dispatch(event: PaymentEvent, meta: { receivedAt: Date; deliveryAttempt?: number }): Promise<DispatchResult> {
+  dispatch(event: PaymentEvent, meta: DispatchMeta): Promise<DispatchResult> {
+    return toPromise(() => this.dispatchNow(event, meta));
+  }
+
+  /**
+   * `dispatch`, answered without a promise when nothing had to wait: the in-memory store, a handler
+   * that returns no promise, no OpenTelemetry SDK. The receiver's fast path; never throws for a
+   * handler's or a store's failure (those are outcomes).
+   */
+  dispatchNow(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult> {
     const handlers = this.registry.handlersFor(event.event);
     if (handlers.length === 0) {
       if (this.logDeliveries)
@@ -105,12 +116,20 @@ export class PaymentEventsDispatcher {
       if (this.listener) this.notify(event, meta, 'unhandled', []);
       return { outcome: 'unhandled', handlers: [] };
     }
-    // Each handler in its own span (a child of the delivery or queue span), its run timed by the metric.
-    // One handler (the usual case) is awaited alone: no Promise.all and its per-element closures.
-    const results =
-      handlers.length === 1
-        ? [await this.runHandler(handlers[0]!, event, meta)]
-        : await Promise.all(handlers.map((handler) => this.runHandler(handler, event, meta)));
+    // One handler (the usual case) runs alone: no Promise.all and its per-element closures.
+    if (handlers.length === 1) {
+      const result = this.runHandler(handlers[0]!, event, meta);
+      return isPromiseLike(result)
+        ? result.then((settled) => this.summarise(event, meta, [settled]))
+        : this.summarise(event, meta, [result]);
+    }
+    return Promise.all(handlers.map((handler) => this.runHandler(handler, event, meta))).then((results) =>
+      this.summarise(event, meta, results),
+    );
+  }
+
+  /** The dispatch's outcome from its handlers' results; logs and notifies the listener. */
+  private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
     const outcome = aggregate(results);
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
     else if (outcome === 'duplicate') {
@@ -120,12 +139,14 @@ export class PaymentEventsDispatcher {
     return { outcome, handlers: results };
   }
 
+  /** One handler, in its own span (a child of the delivery or queue span) when an SDK records. */
   private runHandler(
     handler: PaymentEventHandlerRegistration,
     event: PaymentEvent,
     meta: DispatchMeta,
-  ): Promise<DispatchHandlerResult> {
-    return this.telemetry.runHandler(handler.id, event, () => this.runOne(handler, event, meta));
+  ): Pending<DispatchHandlerResult> {
+    if (!this.telemetry.recording) return this.runOne(handler, event, meta);
+    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(handler, event, meta)));
   }
 
   /** Tells the opt-in `webhooks.deliveryListener` what this dispatch did. */
@@ -151,23 +172,58 @@ export class PaymentEventsDispatcher {
     );
   }
 
-  /** Claim, run, then complete or release one handler. Never rejects. */
-  protected async runOne(
+  /**
+   * Claim, run, then complete or release one handler. Never rejects. With a synchronous store (the
+   * in-memory one) and a handler that returns no promise, all of it happens at once.
+   */
+  private runOne(
     handler: PaymentEventHandlerRegistration,
     event: PaymentEvent,
     meta: DispatchMeta,
-  ): Promise<DispatchHandlerResult> {
+  ): Pending<DispatchHandlerResult> {
     const key = `${this.keyPrefix}${event.id}:${handler.id}`;
-    let claim;
+    const store = synchronousStoreOf(this.store);
+    if (store === undefined) return this.claimThenRun(handler, event, meta, key);
+    let claim: IdempotencyClaim;
+    try {
+      claim = store.claimNow(key, this.leaseMs);
+    } catch (error) {
+      return this.claimFailed(handler, event, error);
+    }
+    return this.runClaimed({ handler, event, key, store }, claim, meta);
+  }
+
+  /** `runOne` over a store whose answers are promises. */
+  private async claimThenRun(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    meta: DispatchMeta,
+    key: string,
+  ): Promise<DispatchHandlerResult> {
+    let claim: IdempotencyClaim;
     try {
       claim = await this.store.claim(key, this.leaseMs);
     } catch (error) {
-      this.logger.error(
-        `Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`,
-      );
-      this.telemetry.storeError('claim');
-      return { handler: handler.id, status: 'store_unavailable', error };
+      return this.claimFailed(handler, event, error);
     }
+    return this.runClaimed({ handler, event, key, store: undefined }, claim, meta);
+  }
+
+  private claimFailed(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    error: unknown,
+  ): DispatchHandlerResult {
+    this.logger.error(
+      `Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`,
+    );
+    this.telemetry.storeError('claim');
+    return { handler: handler.id, status: 'store_unavailable', error };
+  }
+
+  /** After the claim: skip (done), give way (busy), or run the handler and record how it went. */
+  private runClaimed(run: HandlerRun, claim: IdempotencyClaim, meta: DispatchMeta): Pending<DispatchHandlerResult> {
+    const { handler, event } = run;
     if (claim.status === 'done') {
       // Not logged: the dispatch's outcome ('duplicate') says it once for all its handlers.
       return { handler: handler.id, status: 'skipped' };
@@ -180,41 +236,102 @@ export class PaymentEventsDispatcher {
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
     const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt);
     // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
-    if (this.inbox?.covers(handler)) return this.inbox.run(handler, event, ctx, key, claim.token);
+    if (this.inbox?.covers(handler)) return this.inbox.run(handler, event, ctx, run.key, claim.token);
     const started = this.runtime.now();
+    let returned: unknown;
     try {
-      await handler.invoke(event, ctx);
+      returned = handler.invoke(event, ctx);
     } catch (error) {
-      const durationMs = this.runtime.now() - started;
-      this.logger.error(
-        `Failed ${whereOf(event, handler)} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; claim released for redelivery`,
-        error instanceof Error ? error.stack : undefined,
-      );
-      try {
-        await this.store.release(key, claim.token);
-      } catch (releaseError) {
-        // The lease then expires after claimTtlSeconds and a later delivery runs the handler again.
-        this.logger.error(`Could not release the claim of ${whereOf(event, handler)}: ${describe(releaseError)}`);
-        this.telemetry.storeError('release');
-      }
-      return { handler: handler.id, status: 'failed', durationMs, attempt, error };
+      return this.handlerFailed(run, claim.token, attempt, started, error);
     }
+    if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started);
+    return Promise.resolve(returned).then(
+      () => this.handlerDone(run, claim.token, attempt, started),
+      (error: unknown) => this.handlerFailed(run, claim.token, attempt, started, error),
+    );
+  }
+
+  /** The handler returned: record its completion (a store failure answers 503). */
+  private handlerDone(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+  ): Pending<DispatchHandlerResult> {
     const durationMs = this.runtime.now() - started;
-    try {
-      await this.store.complete(key, claim.token, this.retentionMs);
-    } catch (error) {
-      // The handler ran but its completion is not recorded: answer 503 so the service retries. The
-      // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
-      this.logger.error(
-        `Handled ${whereOf(event, handler)} in ${durationMs} ms, but the store could not record it: ${describe(error)}`,
-      );
-      this.telemetry.storeError('complete');
-      return { handler: handler.id, status: 'store_unavailable', durationMs, attempt, error };
-    }
+    const done: DispatchHandlerResult = { handler: run.handler.id, status: 'done', durationMs, attempt };
     // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
     // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
-    return { handler: handler.id, status: 'done', durationMs, attempt };
+    if (run.store) {
+      try {
+        run.store.completeNow(run.key, token, this.retentionMs);
+        return done;
+      } catch (error) {
+        return this.completeFailed(run, durationMs, attempt, error);
+      }
+    }
+    return this.store.complete(run.key, token, this.retentionMs).then(
+      () => done,
+      (error: unknown) => this.completeFailed(run, durationMs, attempt, error),
+    );
   }
+
+  private completeFailed(run: HandlerRun, durationMs: number, attempt: number, error: unknown): DispatchHandlerResult {
+    // The handler ran but its completion is not recorded: answer 503 so the service retries. The
+    // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
+    this.logger.error(
+      `Handled ${whereOf(run.event, run.handler)} in ${durationMs} ms, but the store could not record it: ${describe(error)}`,
+    );
+    this.telemetry.storeError('complete');
+    return { handler: run.handler.id, status: 'store_unavailable', durationMs, attempt, error };
+  }
+
+  /** The handler threw: release its claim so a redelivery runs it again. */
+  private handlerFailed(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+    error: unknown,
+  ): Pending<DispatchHandlerResult> {
+    const durationMs = this.runtime.now() - started;
+    this.logger.error(
+      `Failed ${whereOf(run.event, run.handler)} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; claim released for redelivery`,
+      error instanceof Error ? error.stack : undefined,
+    );
+    const failed: DispatchHandlerResult = { handler: run.handler.id, status: 'failed', durationMs, attempt, error };
+    if (run.store) {
+      try {
+        run.store.releaseNow(run.key, token);
+      } catch (releaseError) {
+        this.releaseFailed(run, releaseError);
+      }
+      return failed;
+    }
+    return this.store.release(run.key, token).then(
+      () => failed,
+      (releaseError: unknown) => {
+        this.releaseFailed(run, releaseError);
+        return failed;
+      },
+    );
+  }
+
+  private releaseFailed(run: HandlerRun, error: unknown): void {
+    // The lease then expires after claimTtlSeconds and a later delivery runs the handler again.
+    this.logger.error(`Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(error)}`);
+    this.telemetry.storeError('release');
+  }
+}
+
+/** One handler's run of one event: what its claim, completion and log lines need. */
+interface HandlerRun {
+  handler: PaymentEventHandlerRegistration;
+  event: PaymentEvent;
+  /** The idempotency key `[instance:]eventId:handlerId`. */
+  key: string;
+  /** The store's synchronous methods, when it has them (the in-memory store). */
+  store: SynchronousIdempotencyStore | undefined;
 }
 
 /** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */

@@ -6,7 +6,7 @@ import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.j
  * True when `context` is the payments webhook route. Call it first in a global guard of the host app
  * (an API-key or session guard registered as `APP_GUARD`) and let the request through: deliveries do
  * not carry the app's credentials, they are authenticated by their signature, which the webhook
- * route's own guard verifies right after.
+ * route verifies first thing, before its handlers run.
  *
  * @example
  * canActivate(context: ExecutionContext) {

@@ -8,21 +8,25 @@ import {
   Res,
   SetMetadata,
   UseFilters,
-  UseGuards,
   VERSION_NEUTRAL,
   type Type,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
-import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
+import { PaymentEventsProcessor, type PaymentEventsProcessingResult } from './payment-events-processor.interface.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
-import { WebhookRejectionException } from './webhook-rejection.exception.js';
-import { getVerifiedWebhookDelivery, WebhookSignatureGuard } from './webhook-signature.guard.js';
+import {
+  WebhookSignatureGuard,
+  type VerifiedWebhookDelivery,
+  type WebhookRequestLike,
+} from './webhook-signature.guard.js';
 import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js';
+import { NOOP_DELIVERY, type PaymentsDeliveryTelemetry } from '../telemetry/payments.telemetry.js';
+import { isPromiseLike, toPromise, type Pending } from '../core/payments.pending.js';
 
 const LISTENER_LOGGER = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
 
@@ -32,10 +36,23 @@ export interface WebhookReceiptBody {
   outcome: string;
 }
 
+/** The receipt of each outcome, made once: frozen, so no delivery allocates one. */
+const RECEIPTS = new Map<string, Readonly<WebhookReceiptBody>>();
+
+function receiptOf(outcome: string): Readonly<WebhookReceiptBody> {
+  let receipt = RECEIPTS.get(outcome);
+  if (receipt === undefined) {
+    receipt = Object.freeze({ received: true, outcome });
+    // Outcomes are a small fixed set (the processors' own words); the bound only guards a custom processor.
+    if (RECEIPTS.size < 64) RECEIPTS.set(outcome, receipt);
+  }
+  return receipt;
+}
+
 /**
  * Builds the receiver for `path`: a new controller class per call, so that the route is the
  * configured one without touching the metadata of a shared class (two apps in one process can use
- * two paths). `POST {path}` runs `WebhookSignatureGuard`, hands the verified event to the
+ * two paths). `POST {path}` first runs the checks of `WebhookSignatureGuard`, hands the verified event to the
  * `PaymentEventsProcessor` and answers its status (200, 409, 500 or 503; never 201) with
  * `{ received: true, outcome }`. Class and handler carry `PAYMENTS_WEBHOOK_ROUTE_METADATA`
  * (see `isPaymentsWebhookRoute`). The module calls this for you.
@@ -49,23 +66,48 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
       @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+      @Inject(WebhookSignatureGuard) private readonly guard: WebhookSignatureGuard,
     ) {}
 
     @Post()
     @HttpCode(200)
     @SetMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, true)
-    @UseGuards(WebhookSignatureGuard)
-    async receive(@Req() request: object, @Res() response: unknown): Promise<void> {
-      const delivery = getVerifiedWebhookDelivery(request);
-      if (!delivery) {
-        // Only reachable if the guard was removed: refuse rather than trust an unverified body.
-        throw new WebhookRejectionException(401, 'invalid_signature');
-      }
+    receive(@Req() request: WebhookRequestLike, @Res() response: unknown): Pending<void> {
+      // Verified first thing, by the signature guard's checks called directly (not through Nest's guard
+      // machinery, which costs a context and promises per delivery); the host's global guards ran before.
+      const verified = this.guard.check(request);
+      if (isPromiseLike(verified))
+        return Promise.resolve(verified).then((delivery) => this.run(request, response, delivery));
+      return this.run(request, response, verified);
+    }
+
+    private run(request: object, response: unknown, delivery: VerifiedWebhookDelivery): Pending<void> {
       // Handler, queue and client spans become children of the delivery span the guard started.
       const telemetry = deliveryTelemetryOf(request);
-      const result = await telemetry.run(() => this.processor.process(delivery.event, delivery.receivedAt));
+      const processed =
+        telemetry === NOOP_DELIVERY
+          ? this.processNow(delivery)
+          : telemetry.run(() => toPromise(() => this.processNow(delivery)));
+      // Answered at once when nothing had to wait (memory store, a handler that returns no promise).
+      if (isPromiseLike(processed))
+        return processed.then((result) => this.answer(response, delivery, telemetry, result));
+      this.answer(response, delivery, telemetry, processed);
+    }
+
+    private processNow(delivery: VerifiedWebhookDelivery): Pending<PaymentEventsProcessingResult> {
+      const processor = this.processor;
+      return processor.processNow
+        ? processor.processNow(delivery.event, delivery.receivedAt)
+        : processor.process(delivery.event, delivery.receivedAt);
+    }
+
+    private answer(
+      response: unknown,
+      delivery: VerifiedWebhookDelivery,
+      telemetry: PaymentsDeliveryTelemetry,
+      result: PaymentEventsProcessingResult,
+    ): void {
       telemetry.end(result.outcome, result.status);
-      const body: WebhookReceiptBody = { received: true, outcome: result.outcome };
       const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
       if (listener) {
         const { event, receivedAt } = delivery;
@@ -80,7 +122,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
         notifyDeliveryListener(listener, 'onDelivery', record, LISTENER_LOGGER);
       }
       // Written explicitly (not returned), so a global interceptor of the host cannot reshape it.
-      this.adapterHost.httpAdapter.reply(response, body, result.status);
+      this.adapterHost.httpAdapter.reply(response, receiptOf(result.outcome), result.status);
     }
   }
   return PaymentsWebhookController;

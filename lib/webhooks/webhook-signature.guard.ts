@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { PAYMENTS_RUNTIME } from '../core/payments.runtime.js';
+import { isPromiseLike, type Pending } from '../core/payments.pending.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
@@ -65,11 +66,29 @@ export class WebhookSignatureGuard implements CanActivate {
   ) {}
 
   /**
-   * Synchronous when the verifier is (both built-in ones are): Nest then skips a promise per
-   * delivery. A verifier that returns a promise makes this return one.
+   * As a Nest guard: runs `check` and leaves the verified delivery on the request
+   * (`getVerifiedWebhookDelivery`). Synchronous when the verifier is (both built-in ones are).
    */
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const request = context.switchToHttp().getRequest<WebhookRequestLike>();
+    const checked = this.check(request);
+    if (isPromiseLike(checked)) {
+      return Promise.resolve(checked).then((delivery) => {
+        request[VERIFIED_DELIVERY] = delivery;
+        return true;
+      });
+    }
+    request[VERIFIED_DELIVERY] = checked;
+    return true;
+  }
+
+  /**
+   * Every check of a delivery, in order; throws the refusal (a `WebhookRejectionException`), or
+   * returns the verified event. The receiver's route calls it first thing, itself rather than through
+   * Nest's guard machinery (one less promise and context per delivery); the host's own global guards
+   * still run before it. A promise only when the verifier returns one.
+   */
+  check(request: WebhookRequestLike): Pending<VerifiedWebhookDelivery> {
     // The delivery span starts here (child of the app's HTTP server span); the controller or the filter ends it.
     const delivery = this.telemetry.startDelivery();
     attachDeliveryTelemetry(request, delivery);
@@ -109,21 +128,20 @@ export class WebhookSignatureGuard implements CanActivate {
     const verification = this.verify(webhooks, rawBody, request);
     if (isPromiseLike(verification)) {
       return Promise.resolve(verification).then((result) =>
-        this.accept(request, webhooks, rawBody, result, delivery, receivedAt),
+        this.accept(webhooks, rawBody, result, delivery, receivedAt),
       );
     }
-    return this.accept(request, webhooks, rawBody, verification, delivery, receivedAt);
+    return this.accept(webhooks, rawBody, verification, delivery, receivedAt);
   }
 
-  /** After the verifier: signature (401), JSON and shape (400), endpoint (401); leaves the event on the request. */
+  /** After the verifier: signature (401), JSON and shape (400), endpoint (401). */
   private accept(
-    request: WebhookRequestLike,
     webhooks: ResolvedWebhooksOptions,
     rawBody: Buffer,
     verification: WebhookVerificationResult,
     delivery: PaymentsDeliveryTelemetry,
     receivedAt: Date,
-  ): true {
+  ): VerifiedWebhookDelivery {
     if (!verification.valid) this.reject(401, 'invalid_signature', verification.reason);
 
     const parsed = parseWebhookPayload(rawBody);
@@ -134,9 +152,8 @@ export class WebhookSignatureGuard implements CanActivate {
       this.reject(401, 'unknown_endpoint', `webhook_id of event ${event.id} is not in endpointIds`);
     }
     delivery.verified(event);
-    request[VERIFIED_DELIVERY] = { event, receivedAt };
     // No 'Received' line: a delivery that goes well logs nothing by default (docs/logging.md).
-    return true;
+    return { event, receivedAt };
   }
 
   /** True when the request came over HTTPS; honours X-Forwarded-Proto only if the app trusts its proxy. */
@@ -196,10 +213,6 @@ export class WebhookSignatureGuard implements CanActivate {
     if (value === undefined || !/^\d+$/.test(value)) return undefined;
     return Number(value);
   }
-}
-
-function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 function verifierThrew(error: unknown): WebhookVerificationResult {

@@ -7,12 +7,18 @@ import type { WebhookVerificationInput } from './webhook-verifier.interface.js';
 export function headerValues(headers: WebhookVerificationInput['headers'], name: string): string[] {
   const wanted = name.toLowerCase();
   const values: string[] = [];
-  for (const [key, value] of Object.entries(headers)) {
-    if (key.toLowerCase() !== wanted || value === undefined) continue;
-    for (const v of Array.isArray(value) ? value : [value]) {
-      const trimmed = v.trim();
-      if (trimmed !== '') values.push(trimmed);
-    }
+  for (const key of Object.keys(headers)) {
+    // Length first: most names differ in length, and no lower-cased copy is made for them.
+    if (key.length !== wanted.length || (key !== wanted && key.toLowerCase() !== wanted)) continue;
+    const value = headers[key];
+    if (value === undefined) continue;
+    if (typeof value === 'string') pushTrimmed(values, value);
+    else for (const v of value) pushTrimmed(values, v);
   }
   return values;
+}
+
+function pushTrimmed(values: string[], value: string): void {
+  const trimmed = value.trim();
+  if (trimmed !== '') values.push(trimmed);
 }

@@ -216,3 +216,91 @@ describe('PaymentEventsDispatcher', () => {
     expect(result.outcome).toBe('handled');
   });
 });
+
+describe('PaymentEventsDispatcher over the in-memory store (the receiver fast path)', () => {
+  beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
+  const receivedAt = new Date('2026-01-01T00:00:00Z');
+  let registry: PaymentEventsRegistry;
+  let store: MemoryIdempotencyStore;
+  let dispatcher: PaymentEventsDispatcher;
+
+  beforeEach(() => {
+    registry = new PaymentEventsRegistry();
+    store = new MemoryIdempotencyStore({ maxEntries: 2 });
+    const options = validatePaymentsOptions(fixtureOptions({}));
+    dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents);
+  });
+  const handler = (id: string, invoke: Invoke) =>
+    registry.register({ id, patterns: ['payment_intent.succeeded'], invoke });
+
+  it('answers a handler that returns no promise at once, and its redelivery as a duplicate', () => {
+    handler('A.run', () => undefined);
+    const event = createPaymentEvent('payment_intent.succeeded');
+    const first = dispatcher.dispatchNow(event, { receivedAt });
+    expect(first).not.toBeInstanceOf(Promise);
+    expect(first).toEqual({
+      outcome: 'handled',
+      handlers: [{ handler: 'A.run', status: 'done', durationMs: 0, attempt: 1 }],
+    });
+    expect(dispatcher.dispatchNow(event, { receivedAt })).toEqual({
+      outcome: 'duplicate',
+      handlers: [{ handler: 'A.run', status: 'skipped' }],
+    });
+  });
+
+  it('waits for a handler that returns a promise before completing its claim', async () => {
+    let finish!: () => void;
+    handler('A.slow', () => new Promise<void>((resolve) => (finish = resolve)));
+    const event = createPaymentEvent('payment_intent.succeeded');
+    const pending = dispatcher.dispatchNow(event, { receivedAt });
+    expect(pending).toBeInstanceOf(Promise);
+    // While it runs, a copy finds the claim held.
+    expect(dispatcher.dispatchNow(event, { receivedAt })).toEqual({
+      outcome: 'busy',
+      handlers: [{ handler: 'A.slow', status: 'busy' }],
+    });
+    finish();
+    expect((await pending).outcome).toBe('handled');
+    expect(await store.claim(`${event.id}:A.slow`, 1)).toEqual({ status: 'done' });
+  });
+
+  it('releases the claim of a handler that throws at once, so the next dispatch runs it with attempt 2', () => {
+    const attempts: number[] = [];
+    handler('A.flaky', (_event, ctx) => {
+      attempts.push(ctx.deliveryAttempt);
+      if (attempts.length === 1) throw new Error('first time fails');
+    });
+    const event = createPaymentEvent('payment_intent.succeeded');
+    expect(dispatcher.dispatchNow(event, { receivedAt })).toMatchObject({ outcome: 'failed' });
+    expect(dispatcher.dispatchNow(event, { receivedAt })).toMatchObject({ outcome: 'handled' });
+    expect(attempts).toEqual([1, 2]);
+  });
+
+  it('answers store_unavailable, running nothing, when the store is full of running handlers', async () => {
+    await store.claim('other-1:H.x', 60_000);
+    await store.claim('other-2:H.x', 60_000);
+    let runs = 0;
+    handler('A.run', () => {
+      runs++;
+    });
+    const result = dispatcher.dispatchNow(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
+    expect(result).toMatchObject({
+      outcome: 'store_unavailable',
+      handlers: [{ handler: 'A.run', status: 'store_unavailable' }],
+    });
+    expect(runs).toBe(0);
+  });
+
+  it('goes through the promise methods when they were replaced (a subclass or a spy sees every call)', async () => {
+    const claims: string[] = [];
+    const claim = store.claim.bind(store);
+    store.claim = (key, leaseMs) => {
+      claims.push(key);
+      return claim(key, leaseMs);
+    };
+    handler('A.run', () => undefined);
+    const event = createPaymentEvent('payment_intent.succeeded');
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
+    expect(claims).toEqual([`${event.id}:A.run`]);
+  });
+});
