@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
@@ -9,6 +9,8 @@ import {
   runPostgresSchema,
   wholeMs,
   type PostgresQueryable,
+  type PostgresQueryResult,
+  type PreparedQueryable,
 } from './postgres-sql.util.js';
 
 /** Default table of `PostgresIdempotencyStore`. */
@@ -40,6 +42,14 @@ export interface PostgresIdempotencyStoreOptions {
   cleanupEvery?: number;
   /** Rows deleted per background batch. Default 1000. */
   cleanupBatchSize?: number;
+  /**
+   * Send the per-delivery statements (claim, state, complete, release) as named prepared statements
+   * (`pool.query({ name, text, values })`), so PostgreSQL parses and plans each once per connection
+   * instead of once per delivery. Default true: any `pg` pool, client or pool client takes it. Pass
+   * false for a queryable that only accepts `(text, values)`, or behind PgBouncer in transaction
+   * pooling mode older than 1.21 (or without `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -92,6 +102,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #cleanupEvery: number;
   readonly #cleanupBatchSize: number;
   readonly #sql: { claim: string; state: string; complete: string; release: string; deleteExpired: string };
+  /** Statement names by text, when `preparedStatements` is on (the default). */
+  readonly #names: Map<string, string> | undefined;
   readonly #schemaSql: string | undefined;
   readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
@@ -140,6 +152,30 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
       // $1 batch size. The sub-select walks the expires_at index from its oldest end.
       deleteExpired: `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)`,
     };
+    if (options.preparedStatements !== undefined && typeof options.preparedStatements !== 'boolean') {
+      throw new PaymentsConfigurationError(
+        'PostgresIdempotencyStore preparedStatements',
+        'must be true or false',
+        'omit it (true: named prepared statements), or pass false for a pool that takes only (text, values)',
+      );
+    }
+    // Named after the text (table included), so two stores on two tables never share a name on a connection.
+    this.#names =
+      options.preparedStatements === false
+        ? undefined
+        : new Map(
+            (['claim', 'state', 'complete', 'release'] as const).map((part) => {
+              const text = this.#sql[part];
+              return [text, `payments_idem_${part}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`];
+            }),
+          );
+  }
+
+  /** One statement: named (prepared once per connection) when it is one of the per-delivery ones. */
+  private run(text: string, values: unknown[]): Promise<PostgresQueryResult> {
+    const name = this.#names?.get(text);
+    if (name === undefined) return this.pool.query(text, values);
+    return (this.pool as unknown as PreparedQueryable).query({ name, text, values });
   }
 
   async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
@@ -150,13 +186,13 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
     await this.ensureSchema();
     const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
     const token = randomUUID();
-    const claimed = await this.pool.query(this.#sql.claim, [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
+    const claimed = await this.run(this.#sql.claim, [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
     this.maybeCleanUp();
     const row = claimed.rows[0];
     if (row !== undefined) return { status: 'claimed', token, attempt: Number(row['attempt']) };
     // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
     // only visible to a new statement, hence this second one.)
-    const state = await this.pool.query(this.#sql.state, [key]);
+    const state = await this.run(this.#sql.state, [key]);
     const current = state.rows[0];
     if (current === undefined) {
       // Expired (or deleted by the clean-up) in between: one more try, then say busy (the service retries).
@@ -167,12 +203,12 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
     await this.ensureSchema();
-    await this.pool.query(this.#sql.complete, [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
+    await this.run(this.#sql.complete, [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
   }
 
   async release(key: string, token: string): Promise<void> {
     await this.ensureSchema();
-    await this.pool.query(this.#sql.release, [key, token]);
+    await this.run(this.#sql.release, [key, token]);
   }
 
   /**

@@ -16,6 +16,11 @@ export interface PostgresQueryable {
   query(text: string, values?: unknown[]): Promise<PostgresQueryResult>;
 }
 
+/** A node-postgres queryable taking a query config: `name` makes it a prepared statement, per connection. */
+export interface PreparedQueryable {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<PostgresQueryResult>;
+}
+
 /** A `pg` pool: `PostgresQueryable` plus `connect()` for a dedicated client (transactions). */
 export interface PostgresPool extends PostgresQueryable {
   connect(): Promise<PostgresPoolClient>;

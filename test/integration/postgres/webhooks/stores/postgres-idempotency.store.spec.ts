@@ -272,4 +272,33 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   it('refuses something that is not a pool', () => {
     expect(() => new PostgresIdempotencyStore({} as PostgresQueryable)).toThrow(/PostgresIdempotencyStore pool/);
   });
+
+  it('sends the per-delivery statements as named prepared statements, unless preparedStatements is false', async () => {
+    const prepared = async (options: { preparedStatements?: boolean }): Promise<string[]> => {
+      const client = await db.pool.connect();
+      try {
+        // A pooled connection keeps what earlier tests' stores prepared on it.
+        await client.query('DEALLOCATE ALL');
+        const own = new PostgresIdempotencyStore(client, { table, ...options });
+        const claim = await own.claim('evt-p:h', LONG_LEASE_MS);
+        if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
+        await own.complete('evt-p:h', claim.token, RETENTION_MS);
+        expect(await own.claim('evt-p:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+        // pg_prepared_statements lists this session's own statements only.
+        const names = await client.query('SELECT name FROM pg_prepared_statements ORDER BY name');
+        await db.pool.query(`DELETE FROM ${table}`);
+        return names.rows.map((r) => String(r['name']).replace(/_[0-9a-f]{16}$/, ''));
+      } finally {
+        client.release();
+      }
+    };
+    expect(await prepared({})).toEqual(['payments_idem_claim', 'payments_idem_complete', 'payments_idem_state']);
+    expect(await prepared({ preparedStatements: false })).toEqual([]);
+  });
+
+  it('refuses a preparedStatements option that is not a boolean, naming it', () => {
+    expect(
+      () => new PostgresIdempotencyStore(db.pool, { table, preparedStatements: 'yes' as unknown as boolean }),
+    ).toThrow(/PostgresIdempotencyStore preparedStatements/);
+  });
 });
