@@ -1,7 +1,6 @@
 import {
   Inject,
   Module,
-  RequestMethod,
   type DynamicModule,
   type MiddlewareConsumer,
   type NestModule,
@@ -37,11 +36,7 @@ import {
   normaliseWebhooksPath,
   webhooksPathOf,
 } from './webhooks/payments-webhooks.providers.js';
-import {
-  quietWebhookClientGoneOnFastify,
-  WebhookRawBodyMiddleware,
-  type FastifyRouteHookHost,
-} from './webhooks/webhook-raw-body.middleware.js';
+import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.middleware.js';
 
 /** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
 const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
@@ -192,10 +187,11 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 
   /**
-   * Express apps created with `bodyParser: false` get the raw body from the module's middleware on
-   * POST {path}. Not on Fastify, where middleware runs before body parsing (use `rawBody: true`).
+   * Fastify: keeps a client that goes away mid-body quiet (a route error handler, nothing per request).
+   * Express needs no middleware: the webhook route reads the body itself when no parser kept it
+   * (`bodyParser: false`), so a delivery pays for no extra Express layer.
    */
-  configure(consumer: MiddlewareConsumer): void {
+  configure(_consumer: MiddlewareConsumer): void {
     if (this.webhooksPath === false) return;
     const adapter = this.adapterHost.httpAdapter?.getType();
     // Fastify reads the body itself; the module only keeps a client that goes away mid-body quiet.
@@ -204,8 +200,6 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
         this.adapterHost.httpAdapter.getInstance<FastifyRouteHookHost>(),
         this.webhooksPath,
       );
-    if (adapter !== 'express') return;
-    consumer.apply(WebhookRawBodyMiddleware).forRoutes({ path: this.webhooksPath, method: RequestMethod.POST });
   }
 }
 

@@ -1,3 +1,4 @@
+import type { ServerResponse } from 'node:http';
 import {
   Controller,
   HttpCode,
@@ -19,6 +20,7 @@ import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
+import { WebhookRawBodyMiddleware } from './webhook-raw-body.middleware.js';
 import {
   WebhookSignatureGuard,
   type VerifiedWebhookDelivery,
@@ -67,12 +69,24 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
       @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
       @Inject(WebhookSignatureGuard) private readonly guard: WebhookSignatureGuard,
+      @Inject(WebhookRawBodyMiddleware) private readonly bodyReader: WebhookRawBodyMiddleware,
     ) {}
 
     @Post()
     @HttpCode(200)
     @SetMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, true)
     receive(@Req() request: WebhookRequestLike, @Res() response: unknown): Pending<void> {
+      // Express app without a body parser for it (`bodyParser: false`): the body is read here first, with
+      // the size limit and the timeout (answered 413 / 408 by the reader itself, which then says false).
+      if (this.bodyReader.needsReading(request)) {
+        return this.bodyReader
+          .readRawBody(request, response as ServerResponse)
+          .then((read) => (read ? this.verifyThenRun(request, response) : undefined));
+      }
+      return this.verifyThenRun(request, response);
+    }
+
+    private verifyThenRun(request: WebhookRequestLike, response: unknown): Pending<void> {
       // Verified first thing, by the signature guard's checks called directly (not through Nest's guard
       // machinery, which costs a context and promises per delivery); the host's global guards ran before.
       const verified = this.guard.check(request);

@@ -34,16 +34,51 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
   ) {}
 
   use(req: RawBodyRequest, res: ServerResponse, next: (error?: unknown) => void): void {
-    const webhooks = this.webhooks;
-    if (webhooks === false || Buffer.isBuffer(req.rawBody) || req.readableEnded || req.readableDidRead) {
-      // Disabled, or a parser already read the body (with or without keeping the bytes: the guard decides).
+    if (!this.needsReading(req)) {
       next();
       return;
     }
+    this.read(req, res, () => next());
+  }
+
+  /**
+   * Whether the body of `req` is still to be read here: webhooks on, no raw bytes kept by a parser, and
+   * an Express request (a Node stream) nobody has read from. False on Fastify (its request is no stream).
+   */
+  needsReading(req: object): req is RawBodyRequest {
+    const stream = req as Partial<RawBodyRequest>;
+    return (
+      this.webhooks !== false &&
+      !Buffer.isBuffer(stream.rawBody) &&
+      typeof stream.on === 'function' &&
+      stream.readableEnded === false &&
+      stream.readableDidRead === false
+    );
+  }
+
+  /**
+   * The webhook route calls this first when `needsReading(req)` (an Express app created with
+   * `bodyParser: false`, or a body no parser took): resolves true once `req.rawBody` holds the body,
+   * false when the delivery was answered here (413, 408) or the client went away. Never rejects.
+   */
+  readRawBody(req: RawBodyRequest, res: ServerResponse): Promise<boolean> {
+    return new Promise<boolean>((resolve) =>
+      this.read(
+        req,
+        res,
+        () => resolve(true),
+        () => resolve(false),
+      ),
+    );
+  }
+
+  private read(req: RawBodyRequest, res: ServerResponse, done: () => void, stopped: () => void = ignore): void {
+    const webhooks = this.webhooks as ResolvedWebhooksOptions;
     const limit = webhooks.maxBodyBytes;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) {
       this.refuse(res, 413, 'payload_too_large', `Content-Length ${declared} > maxBodyBytes ${limit}`);
+      stopped();
       return;
     }
 
@@ -66,6 +101,7 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
         settle();
         // Stop buffering; Node discards the rest of the body once the answer is sent.
         this.refuse(res, 413, 'payload_too_large', `body exceeds maxBodyBytes ${limit}`);
+        stopped();
         return;
       }
       chunks.push(chunk);
@@ -74,7 +110,7 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
       if (settled) return;
       settle();
       req.rawBody = Buffer.concat(chunks, received);
-      next();
+      done();
     };
     const onGone = (error?: Error): void => {
       if (settled) return;
@@ -85,6 +121,7 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
       );
       chunks.length = 0;
       if (!res.headersSent && !res.destroyed) res.destroy();
+      stopped();
     };
     const timer = setTimeout(() => {
       if (settled) return;
@@ -96,6 +133,7 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
         `body not received within bodyTimeoutMs ${webhooks.bodyTimeoutMs} (${received} byte(s) arrived)`,
       );
       chunks.length = 0;
+      stopped();
     }, webhooks.bodyTimeoutMs);
     timer.unref();
     req.on('data', onData);
