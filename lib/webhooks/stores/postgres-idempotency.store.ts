@@ -1,9 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
 import {
   postgresIndexName,
+  preparedStatementName,
   postgresSchemaReadySql,
   quotePostgresTable,
   runPostgresSchema,
@@ -166,7 +167,7 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
         : new Map(
             (['claim', 'state', 'complete', 'release'] as const).map((part) => {
               const text = this.#sql[part];
-              return [text, `payments_idem_${part}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`];
+              return [text, preparedStatementName(`payments_idem_${part}`, text)];
             }),
           );
   }

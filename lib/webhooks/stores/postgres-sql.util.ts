@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PaymentsConfigurationError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 
@@ -19,6 +20,11 @@ export interface PostgresQueryable {
 /** A node-postgres queryable taking a query config: `name` makes it a prepared statement, per connection. */
 export interface PreparedQueryable {
   query(config: { name: string; text: string; values: unknown[] }): Promise<PostgresQueryResult>;
+}
+
+/** The name of a prepared statement of this package: `prefix` and a hash of `text`, unique per text. */
+export function preparedStatementName(prefix: string, text: string): string {
+  return `${prefix}_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
 }
 
 /** A `pg` pool: `PostgresQueryable` plus `connect()` for a dedicated client (transactions). */

@@ -11,6 +11,7 @@ import { PAYMENTS_WEBHOOKS_LOGGER } from '../payments-webhooks.messages.js';
 import { IdempotencyStore } from '../stores/idempotency-store.interface.js';
 import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../stores/postgres-sql.util.js';
 import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
+import { preparePgStatement } from './pg-transaction.runner.js';
 import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
@@ -94,6 +95,8 @@ ins AS (
   RETURNING 1
 )
 SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inserted`;
+    // Sent prepared by pgTransactionRunner (once per connection); other runners send it as text.
+    preparePgStatement('payments_inbox_claim', this.claimSql);
     this.cleanupSql = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 500 FOR UPDATE SKIP LOCKED) RETURNING 1 AS deleted`;
     if (this.options && !this.options.createTable) this.schema = Promise.resolve();
   }

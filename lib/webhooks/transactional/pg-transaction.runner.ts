@@ -1,5 +1,10 @@
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
-import type { PostgresPool, PostgresPoolClient } from '../stores/postgres-sql.util.js';
+import {
+  preparedStatementName,
+  type PostgresPool,
+  type PostgresPoolClient,
+  type PreparedQueryable,
+} from '../stores/postgres-sql.util.js';
 import { ROLLBACK_FAILED_MESSAGE } from '../payments-webhooks.messages.js';
 import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
 
@@ -86,12 +91,27 @@ export function pgTransactionRunner(
   };
 }
 
+/**
+ * This package's own statements that a pg transaction sends as named prepared statements (parsed and
+ * planned once per connection), by text: the inbox's claim. Statements of the app go as they are.
+ */
+const OWN_PREPARED_STATEMENTS = new Map<string, string>();
+
+/** Marks `text` (one of the package's own statements) to be sent prepared by `pgTransaction`. */
+export function preparePgStatement(prefix: string, text: string): void {
+  OWN_PREPARED_STATEMENTS.set(text, preparedStatementName(prefix, text));
+}
+
 /** A `PaymentsTransaction` over a checked-out client. */
 export function pgTransaction(client: PostgresPoolClient): PaymentsTransaction {
   return Object.freeze({
     client,
     async query<R extends Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
-      const result = await client.query(text, params === undefined ? undefined : [...params]);
+      const values = params === undefined ? undefined : [...params];
+      const name = OWN_PREPARED_STATEMENTS.get(text);
+      const result = await (name === undefined
+        ? client.query(text, values)
+        : (client as unknown as PreparedQueryable).query({ name, text, values: values ?? [] }));
       return result.rows as R[];
     },
   });

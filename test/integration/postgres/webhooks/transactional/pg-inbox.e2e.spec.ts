@@ -95,6 +95,18 @@ describe.each(['express', 'fastify'] as const)(
       expect(handler.sawTransaction).toEqual([false]);
     });
 
+    it("sends the inbox's claim as a named prepared statement through pgTransactionRunner (the app's INSERT as text)", async () => {
+      // One connection, so the session that ran the delivery is the one asked afterwards.
+      const single = db.newPool({ max: 1 });
+      const { url } = await start({ runner: pgTransactionRunner(single) });
+      expect((await post(url, sign(createPaymentEvent('payment_intent.succeeded')))).status).toBe(200);
+      const prepared = await single.query('SELECT name, statement FROM pg_prepared_statements');
+      expect(prepared.rows.map((r) => String(r['name']).replace(/_[0-9a-f]{16}$/, ''))).toEqual([
+        'payments_inbox_claim',
+      ]);
+      expect(String(prepared.rows[0]!['statement'])).toContain('pg_try_advisory_xact_lock');
+    });
+
     it('rolls back the INSERT and the record when the handler throws (500); the redelivery runs it from a clean state', async () => {
       const { url, handler, logger } = await start();
       const event = createPaymentEvent('payment_intent.succeeded');
