@@ -25,6 +25,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
 import { loadRun } from './lib/load-run.js';
+import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
@@ -47,6 +48,7 @@ const { values: args } = parseArgs({
     'no-client': { type: 'boolean', default: false },
     out: { type: 'string' },
     'before-lib': { type: 'string' },
+    load: { type: 'string' },
   },
 });
 
@@ -162,6 +164,22 @@ log(`Signed ${poolSize} deliveries in ${((performance.now() - poolStarted) / 100
 
 // ---- HTTP scenarios ------------------------------------------------------------------------------
 
+/** The load generator: wrk when installed (default; `--load autocannon` to choose), else autocannon. */
+const loadGenerator = args.load ?? (wrkAvailable() ? 'wrk' : 'autocannon');
+if (!['wrk', 'autocannon'].includes(loadGenerator))
+  throw new Error(`--load must be wrk or autocannon, not ${args.load}`);
+if (loadGenerator === 'wrk' && !wrkAvailable())
+  throw new Error('--load wrk: wrk is not installed (apt-get install wrk)');
+
+/** One load run with the chosen generator (autocannon when wrk cannot send this pool's deliveries). */
+async function runLoad(options) {
+  if (loadGenerator === 'wrk') {
+    const result = await wrkRun(options);
+    if (result) return result;
+  }
+  return loadRun(options);
+}
+
 async function runScenario(scenario) {
   const pool = scenario.payload === 'stripe' ? stripePool() : pools.ours;
   pool.rewind();
@@ -173,14 +191,16 @@ async function runScenario(scenario) {
   }
   try {
     const load = { port: child.port, path: scenario.path, pool, connections: config.connections };
-    const warm = await loadRun({ ...load, durationS: config.warmupS });
+    const warm = await runLoad({ ...load, durationS: config.warmupS });
     await child.mark();
     const clientCpu = process.cpuUsage();
-    const measured = await loadRun({ ...load, durationS: config.durationS });
-    const clientCpuMs = (() => {
-      const c = process.cpuUsage(clientCpu);
-      return (c.user + c.system) / 1000;
-    })();
+    const measured = await runLoad({ ...load, durationS: config.durationS });
+    const clientCpuMs =
+      measured.clientCpuMs ??
+      (() => {
+        const c = process.cpuUsage(clientCpu);
+        return (c.user + c.system) / 1000;
+      })();
     const server = await child.report();
     const ok2xx = measured.requests - measured.non2xx;
     return {
@@ -205,6 +225,7 @@ async function runScenario(scenario) {
       clientCores: clientCpuMs / (measured.durationS * 1000),
       serverHeapMB: server.heapUsedMB,
       signedOnTheFly: pool.signedOnTheFly,
+      repeatedIds: pool.repeated,
       sqlPerDelivery: server.extra?.sqlPerDelivery,
     };
   } catch (error) {
@@ -246,6 +267,8 @@ if (
     .every((r) => !r.error)
 )
   removeScenarioLogs();
+// The request files of wrk (a few hundred MB) go in every case.
+removeWrkFiles();
 
 // ---- memory and client ---------------------------------------------------------------------------
 
@@ -421,9 +444,11 @@ const results = {
     peerModule: packageVersion('@golevelup/nestjs-stripe', peersDir),
     stripe: packageVersion('stripe', peersDir),
     autocannon: packageVersion('autocannon', rootDir),
+    wrk: loadGenerator === 'wrk' ? wrkVersion() : undefined,
   },
   config: {
     ...config,
+    loadGenerator,
     payloadBytes: 1024,
     logLevels:
       "log, warn, error, fatal (Nest default minus debug/verbose); the *-default-logs scenarios: Nest's default logger (every level)",

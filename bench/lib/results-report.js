@@ -76,7 +76,7 @@ export function renderResultsMarkdown(results, instructions) {
     `- Node ${v.node}, Nest ${v.nest} (ours and its baselines); peer: @golevelup/nestjs-stripe ${v.peerModule ?? '—'} on Nest ${v.peerNest ?? '—'}, stripe ${v.stripe ?? '—'}`,
   );
   out.push(
-    `- load: autocannon ${v.autocannon}, ${c.connections} connections, pipelining ${c.pipelining}, 127.0.0.1; ${c.rounds} interleaved rounds of ${c.warmupS} s warm-up + ${c.durationS} s measured, a fresh server process per scenario and round; 1 KB signed payload, fresh event id per request; Nest log levels ${c.logLevels}`,
+    `- load: ${c.loadGenerator === 'wrk' ? `wrk ${v.wrk} (1 thread, so the server keeps a core of its own; pre-signed raw requests from a file)` : `autocannon ${v.autocannon}`}, ${c.connections} connections, pipelining ${c.pipelining}, 127.0.0.1; ${c.rounds} interleaved rounds of ${c.warmupS} s warm-up + ${c.durationS} s measured, a fresh server process per scenario and round; 1 KB signed payload, fresh event id per request; Nest log levels ${c.logLevels}`,
   );
   out.push('- figures are medians across rounds; ratios are between medians of this same run');
   out.push('');
@@ -116,7 +116,7 @@ export function renderResultsMarkdown(results, instructions) {
     out.push('## Memory');
     out.push('');
     out.push(
-      `- \`MemoryIdempotencyStore\` holding ${mem.retainedEvents} completed events: **${mem.retained100kMB} MB** of heap (${mem.bytesPerEvent} bytes per event), plus ${mem.retainedTypedArraysMB} MB of typed arrays (the LRU's index)`,
+      `- \`MemoryIdempotencyStore\` holding ${mem.retainedEvents} completed events: **${mem.retained100kMB} MB** of heap (${mem.bytesPerEvent} bytes per event), plus ${mem.retainedTypedArraysMB} MB outside the heap (array buffers)`,
     );
     out.push(
       `- steady state: ${st.deliveries} deliveries through the dispatcher into a store with maxEntries ${st.maxEntries}: store size ${st.storeSize}, heap ${st.heapMB} MB above the start, growth over the second half ${st.growthSecondHalfMB} MB (samples: ${st.samples.map((x) => `${x.deliveries}: ${x.heapMB} MB`).join(', ')})`,

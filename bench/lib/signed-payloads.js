@@ -102,6 +102,8 @@ export class DeliveryPool {
     for (let i = 0; i < size; i++) this.items[i] = sign(i);
     this.cursor = 0;
     this.signedOnTheFly = 0;
+    /** Deliveries sent again because a wrk run used up the pool (wrk cannot sign on the fly). */
+    this.repeated = 0;
   }
 
   next() {
@@ -119,5 +121,6 @@ export class DeliveryPool {
   rewind() {
     this.cursor = 0;
     this.signedOnTheFly = 0;
+    this.repeated = 0;
   }
 }
