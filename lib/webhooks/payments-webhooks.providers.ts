@@ -136,7 +136,7 @@ export interface PaymentsReceiverPartSpec {
 
 /**
  * The receiver part, registered only when the instance has a route: its controller (built for the
- * route), guard, raw-body middleware, explorer, registry, dispatcher, idempotency store and
+ * route), signature checks, raw-body reader, explorer, registry, dispatcher, idempotency store and
  * processor; plus the queue part in queued mode. Exports the registry, dispatcher, processor, store
  * (and queue) under their classes for the unnamed instance; a named one exports its registry (and
  * queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).

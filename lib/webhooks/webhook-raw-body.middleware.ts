@@ -9,7 +9,8 @@ import { WebhookLogSampler } from './webhook-log.sampler.js';
 type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 
 /**
- * Express only (the module applies it to POST {webhooks.path} when the adapter is Express): when no
+ * Express only. The webhook route calls `readRawBody` first (no middleware is registered, so a
+ * delivery pays for no extra Express layer); `use` keeps it usable as a Nest middleware. When no
  * body parser took the body (the app was created with `bodyParser: false`, or the content type is
  * not one the parsers read), it reads the request stream itself into `req.rawBody`, up to
  * `maxBodyBytes`, answering 413 as soon as the declared or received size exceeds it, and 408 when the

@@ -163,7 +163,7 @@ export class WebhookSignatureGuard implements CanActivate {
     return request.secure === true || request.protocol === 'https';
   }
 
-  /** The bytes exactly as received: `rawBody: true` (Express, Fastify) or the module's middleware. */
+  /** The bytes exactly as received: `rawBody: true` (Express, Fastify), or read by the route itself (`bodyParser: false`). */
   protected getRawBody(request: WebhookRequestLike): Buffer | undefined {
     return Buffer.isBuffer(request.rawBody) ? request.rawBody : undefined;
   }
