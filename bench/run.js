@@ -9,7 +9,7 @@
  *                                 answers a non-2xx, or skips its handler; the peer being unavailable only warns
  *   options: --rounds N --duration S --warmup S --connections N --only id,id --no-memory --no-client
  *            --out FILE (write results there; a full run defaults to bench/results/latest.json)
- *            --before-lib DIR  also run ours-express and ours-fastify on another compiled copy of lib/
+ *            --before-lib DIR  also run ours-express, ours-fastify (and their default-logs, postgres and inbox twins) on another compiled copy of lib/
  *                              (DIR/index.js, inside this repository so that it resolves the same
  *                              node_modules), as `*-before`, for before/after ratios in one run
  *
@@ -111,7 +111,14 @@ function redisAnswers() {
 }
 
 /** The scenarios that `--before-lib` also runs on the other compiled lib/, as `<id>-before`. */
-const BEFORE_IDS = new Set(['ours-express', 'ours-fastify', 'ours-express-default-logs', 'ours-fastify-default-logs']);
+const BEFORE_IDS = new Set([
+  'ours-express',
+  'ours-fastify',
+  'ours-express-default-logs',
+  'ours-fastify-default-logs',
+  'ours-express-postgres',
+  'ours-express-inbox',
+]);
 const beforeScenarios = args['before-lib']
   ? SCENARIOS.filter((s) => BEFORE_IDS.has(s.id)).map((s) => ({
       ...s,
