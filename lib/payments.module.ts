@@ -36,7 +36,7 @@ import {
   normaliseWebhooksPath,
   webhooksPathOf,
 } from './webhooks/payments-webhooks.providers.js';
-import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.middleware.js';
+import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.reader.js';
 
 /** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
 const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');

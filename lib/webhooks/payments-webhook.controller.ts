@@ -20,7 +20,7 @@ import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
-import { WebhookRawBodyMiddleware } from './webhook-raw-body.middleware.js';
+import { WebhookRawBodyReader } from './webhook-raw-body.reader.js';
 import {
   WebhookSignatureGuard,
   type VerifiedWebhookDelivery,
@@ -69,7 +69,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
       @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
       @Inject(WebhookSignatureGuard) private readonly guard: WebhookSignatureGuard,
-      @Inject(WebhookRawBodyMiddleware) private readonly bodyReader: WebhookRawBodyMiddleware,
+      @Inject(WebhookRawBodyReader) private readonly bodyReader: WebhookRawBodyReader,
     ) {}
 
     @Post()

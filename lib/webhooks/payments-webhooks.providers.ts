@@ -26,7 +26,7 @@ import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.proces
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './stores/idempotency-store.interface.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
-import { WebhookRawBodyMiddleware } from './webhook-raw-body.middleware.js';
+import { WebhookRawBodyReader } from './webhook-raw-body.reader.js';
 import { WebhookSignatureGuard } from './webhook-signature.guard.js';
 
 /** `'/payments/webhooks/'` -> `'payments/webhooks'`; anything that is not a usable string -> the default. */
@@ -177,7 +177,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     InlinePaymentEventsProcessor,
     processor,
     WebhookSignatureGuard,
-    WebhookRawBodyMiddleware,
+    WebhookRawBodyReader,
     ...(queue ? queue.providers : []),
   ];
   const registryToken = getPaymentEventsRegistryToken(spec.name);

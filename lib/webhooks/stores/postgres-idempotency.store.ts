@@ -17,6 +17,9 @@ import {
 /** Default table of `PostgresIdempotencyStore`. */
 export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
 
+/** The statements a delivery runs (the ones sent prepared). */
+type PerDeliveryStatement = 'claim' | 'state' | 'complete' | 'release';
+
 /** Options of `PostgresIdempotencyStore`. */
 export interface PostgresIdempotencyStoreOptions {
   /**
@@ -103,8 +106,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #cleanupEvery: number;
   readonly #cleanupBatchSize: number;
   readonly #sql: { claim: string; state: string; complete: string; release: string; deleteExpired: string };
-  /** Statement names by text, when `preparedStatements` is on (the default). */
-  readonly #names: Map<string, string> | undefined;
+  /** Names of the per-delivery statements, unless `preparedStatements` is false (then they go as text). */
+  readonly #names: Readonly<Record<PerDeliveryStatement, string>> | undefined;
   readonly #schemaSql: string | undefined;
   readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
@@ -161,22 +164,19 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
       );
     }
     // Named after the text (table included), so two stores on two tables never share a name on a connection.
+    const name = (part: PerDeliveryStatement): string =>
+      preparedStatementName(`payments_idem_${part}`, this.#sql[part]);
     this.#names =
       options.preparedStatements === false
         ? undefined
-        : new Map(
-            (['claim', 'state', 'complete', 'release'] as const).map((part) => {
-              const text = this.#sql[part];
-              return [text, preparedStatementName(`payments_idem_${part}`, text)];
-            }),
-          );
+        : { claim: name('claim'), state: name('state'), complete: name('complete'), release: name('release') };
   }
 
-  /** One statement: named (prepared once per connection) when it is one of the per-delivery ones. */
-  private run(text: string, values: unknown[]): Promise<PostgresQueryResult> {
-    const name = this.#names?.get(text);
-    if (name === undefined) return this.pool.query(text, values);
-    return (this.pool as unknown as PreparedQueryable).query({ name, text, values });
+  /** One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false. */
+  private run(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
+    const text = this.#sql[part];
+    if (this.#names === undefined) return this.pool.query(text, values);
+    return (this.pool as unknown as PreparedQueryable).query({ name: this.#names[part], text, values });
   }
 
   async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
@@ -187,13 +187,13 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
     await this.ensureSchema();
     const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
     const token = randomUUID();
-    const claimed = await this.run(this.#sql.claim, [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
+    const claimed = await this.run('claim', [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
     this.maybeCleanUp();
     const row = claimed.rows[0];
     if (row !== undefined) return { status: 'claimed', token, attempt: Number(row['attempt']) };
     // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
     // only visible to a new statement, hence this second one.)
-    const state = await this.run(this.#sql.state, [key]);
+    const state = await this.run('state', [key]);
     const current = state.rows[0];
     if (current === undefined) {
       // Expired (or deleted by the clean-up) in between: one more try, then say busy (the service retries).
@@ -204,12 +204,12 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
     await this.ensureSchema();
-    await this.run(this.#sql.complete, [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
+    await this.run('complete', [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
   }
 
   async release(key: string, token: string): Promise<void> {
     await this.ensureSchema();
-    await this.run(this.#sql.release, [key, token]);
+    await this.run('release', [key, token]);
   }
 
   /**

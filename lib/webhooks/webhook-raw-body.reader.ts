@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type NestMiddleware } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
@@ -10,18 +10,17 @@ type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 
 /**
  * Express only. The webhook route calls `readRawBody` first (no middleware is registered, so a
- * delivery pays for no extra Express layer); `use` keeps it usable as a Nest middleware. When no
- * body parser took the body (the app was created with `bodyParser: false`, or the content type is
- * not one the parsers read), it reads the request stream itself into `req.rawBody`, up to
- * `maxBodyBytes`, answering 413 as soon as the declared or received size exceeds it, and 408 when the
- * whole body has not arrived within `bodyTimeoutMs` (a drip-fed body must not hold a socket forever).
- * A client that goes away mid-body is not an application error: the request ends quietly (a debug
- * line, no error and no stack). On Fastify, middleware runs before body parsing, so reading the
- * stream there would break it: Fastify apps use `rawBody: true` (and Fastify's own `bodyLimit` and
- * `requestTimeout`).
+ * delivery pays for no extra Express layer). When no body parser took the body (the app was created
+ * with `bodyParser: false`, or the content type is not one the parsers read), it reads the request
+ * stream itself into `req.rawBody`, up to `maxBodyBytes`, answering 413 as soon as the declared or
+ * received size exceeds it, and 408 when the whole body has not arrived within `bodyTimeoutMs` (a
+ * drip-fed body must not hold a socket forever). A client that goes away mid-body is not an
+ * application error: the request ends quietly (a debug line, no error and no stack). On Fastify the
+ * request is no stream (Fastify reads the body itself): Fastify apps use `rawBody: true` (and
+ * Fastify's own `bodyLimit` and `requestTimeout`).
  */
 @Injectable()
-export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, ServerResponse> {
+export class WebhookRawBodyReader {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   /** 413 and 408 lines are sampled per reason: anyone can cause them. */
   private readonly refusals = new WebhookLogSampler({
@@ -33,14 +32,6 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
   ) {}
-
-  use(req: RawBodyRequest, res: ServerResponse, next: (error?: unknown) => void): void {
-    if (!this.needsReading(req)) {
-      next();
-      return;
-    }
-    this.read(req, res, () => next());
-  }
 
   /**
    * Whether the body of `req` is still to be read here: webhooks on, no raw bytes kept by a parser, and
@@ -73,7 +64,7 @@ export class WebhookRawBodyMiddleware implements NestMiddleware<RawBodyRequest, 
     );
   }
 
-  private read(req: RawBodyRequest, res: ServerResponse, done: () => void, stopped: () => void = ignore): void {
+  private read(req: RawBodyRequest, res: ServerResponse, done: () => void, stopped: () => void): void {
     const webhooks = this.webhooks as ResolvedWebhooksOptions;
     const limit = webhooks.maxBodyBytes;
     const declared = Number(req.headers['content-length']);
