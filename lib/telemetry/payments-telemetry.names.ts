@@ -55,6 +55,7 @@ export const PaymentsMetricNames = Object.freeze({
   rejections: 'payments.webhook.rejections',
   handlerDuration: 'payments.handler.duration',
   storeErrors: 'payments.store.errors',
+  leasesLost: 'payments.handler.leases_lost',
   queueFailedJobs: 'payments.queue.failed_jobs',
   clientRequests: 'payments.client.requests',
   clientRetries: 'payments.client.retries',

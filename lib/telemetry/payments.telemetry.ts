@@ -38,7 +38,7 @@ export interface TelemetryHandlerResult {
 export type TelemetryClientAttempt = { kind: 'answer'; status: number } | { kind: 'no-answer'; code: string };
 
 /** The idempotency store operation that failed, for `payments.store.errors`. */
-export type TelemetryStoreOperation = 'claim' | 'complete' | 'release' | 'ping';
+export type TelemetryStoreOperation = 'claim' | 'complete' | 'release' | 'renew' | 'ping';
 
 /** Telemetry of one incoming delivery: its span (a child of the active context) and its metrics. */
 export interface PaymentsDeliveryTelemetry {
@@ -109,6 +109,7 @@ interface Instruments {
   rejections: Counter;
   handlerDuration: Histogram;
   storeErrors: Counter;
+  leasesLost: Counter;
   failedJobs: ObservableGauge;
   clientRequests: Counter;
   clientRetries: Counter;
@@ -238,6 +239,11 @@ export class PaymentsTelemetry {
   /** Counts a failed idempotency store call (`payments.store.errors`). */
   storeError(operation: TelemetryStoreOperation): void {
     if (this.#i?.metrics) this.#i.storeErrors.add(1, { [A.storeOperation]: operation });
+  }
+
+  /** Counts a running handler whose claim was lost before it ended (`payments.handler.leases_lost`). */
+  leaseLost(handlerId: string): void {
+    if (this.#i?.metrics) this.#i.leasesLost.add(1, { [A.handlerId]: handlerId });
   }
 
   /**
@@ -532,6 +538,10 @@ function createInstruments(api: OtelApi): Instruments {
     storeErrors: meter.createCounter(PaymentsMetricNames.storeErrors, {
       unit: '{error}',
       description: 'Idempotency store calls that failed, by operation.',
+    }),
+    leasesLost: meter.createCounter(PaymentsMetricNames.leasesLost, {
+      unit: '{lease}',
+      description: 'Handlers whose claim was lost while they ran (another delivery may run them too).',
     }),
     failedJobs: meter.createObservableGauge(PaymentsMetricNames.queueFailedJobs, {
       unit: '{job}',

@@ -13,6 +13,7 @@ import type { PaymentDeliveryListener } from './journal/payment-delivery-listene
 import { notifyDeliveryListener, toHandlerRecords } from './journal/payment-delivery-listener.util.js';
 import { IdempotencyStore, type IdempotencyClaim } from './stores/idempotency-store.interface.js';
 import { synchronousStoreOf, type SynchronousIdempotencyStore } from './stores/synchronous-store.js';
+import { whileRenewingLease, type LeaseRenewalProblem } from './stores/idempotency-lease.renewal.js';
 import { isPromiseLike, toPromise, type Pending } from '../core/payments.pending.js';
 import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
@@ -95,6 +96,11 @@ export class PaymentEventsDispatcher {
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
     this.listener = webhooks ? webhooks.deliveryListener : undefined;
     this.logDeliveries = webhooks ? webhooks.logDeliveries === true : false;
+    if (webhooks && typeof store.renew !== 'function') {
+      this.logger.warn(
+        `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
+      );
+    }
   }
 
   /** Runs every handler bound to `event` that has not completed it yet, and sums up what happened. */
@@ -236,7 +242,9 @@ export class PaymentEventsDispatcher {
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
     const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt);
     // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
-    if (this.inbox?.covers(handler)) return this.inbox.run(handler, event, ctx, run.key, claim.token);
+    if (this.inbox?.covers(handler)) {
+      return this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
+    }
     const started = this.runtime.now();
     let returned: unknown;
     try {
@@ -244,11 +252,35 @@ export class PaymentEventsDispatcher {
     } catch (error) {
       return this.handlerFailed(run, claim.token, attempt, started, error);
     }
+    // Done at once: no lease to keep alive, and no timer on the receiver's synchronous path.
     if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started);
-    return Promise.resolve(returned).then(
+    return this.renewing(run, claim.token, returned).then(
       () => this.handlerDone(run, claim.token, attempt, started),
       (error: unknown) => this.handlerFailed(run, claim.token, attempt, started, error),
     );
+  }
+
+  /** `running` (a handler's promise), while its claim is renewed every third of the lease. */
+  private renewing<T>(run: HandlerRun, token: string, running: PromiseLike<T>): Promise<T> {
+    return whileRenewingLease(running, {
+      store: this.store,
+      key: run.key,
+      token,
+      leaseMs: this.leaseMs,
+      onProblem: (problem) => this.renewalProblem(run, problem),
+    });
+  }
+
+  private renewalProblem(run: HandlerRun, problem: LeaseRenewalProblem): void {
+    if (problem.kind === 'error') {
+      this.logger.warn(`Could not renew the claim of ${whereOf(run.event, run.handler)}: ${describe(problem.error)}`);
+      this.telemetry.storeError('renew');
+      return;
+    }
+    this.logger.error(
+      `Lost the claim of ${whereOf(run.event, run.handler)} while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
+    );
+    this.telemetry.leaseLost(run.handler.id);
   }
 
   /** The handler returned: record its completion (a store failure answers 503). */

@@ -22,6 +22,18 @@ export interface IdempotencyStore {
   complete(key: string, token: string, retentionMs: number): Promise<void>;
   /** Drops the lease on `key` so a redelivery can run it again, only if `token` still owns it. */
   release(key: string, token: string): Promise<void>;
+  /**
+   * Optional, strongly recommended: extends the lease on `key` to `leaseMs` from now, only if `token`
+   * still owns an unfinished claim (the owner check of `complete`). Resolves `true` when extended,
+   * `false` when the lease is lost (another delivery claimed the key, or it was completed, released or
+   * deleted). The receiver calls it every `claimTtlSeconds / 3` while a handler runs past that point,
+   * so a handler that runs longer than its lease is never run a second time by a redelivery. A store
+   * without it still works (the module warns at boot): a handler running past `claimTtlSeconds` may
+   * then run twice. Optional so that stores written before it keep compiling.
+   *
+   * @example renew('evt:Handler.paid', token, 300_000) // true while the token owns the claim
+   */
+  renew?(key: string, token: string, leaseMs: number): Promise<boolean>;
   /** Optional: release resources on application shutdown. */
   close?(): Promise<void>;
   /**

@@ -102,6 +102,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
     return toPromise(() => this.releaseNow(key, token));
   }
 
+  /** Extends the lease of `token` on `key` to `leaseMs` from now; false when the lease is lost. */
+  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return toPromise(() => this.renewNow(key, token, leaseMs));
+  }
+
   async close(): Promise<void> {
     this.#leases.clear();
     this.#settled.clear();
@@ -142,6 +147,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
     const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
     this.#leases.delete(key);
     this.#settled.set(key, { done: true, attempt: lease.attempt, expiresAt: this.#now() + keepFor });
+  }
+
+  /** `renew`, answered at once. */
+  renewNow(key: string, token: string, leaseMs: number): boolean {
+    const lease = this.#leases.get(key);
+    if (lease?.token !== token) return false;
+    // Moved last with its new expiry, so the first lease stays the first to expire (see #makeRoom).
+    this.#leases.delete(key);
+    this.#leases.set(key, { token, attempt: lease.attempt, expiresAt: this.#now() + leaseMs });
+    return true;
   }
 
   /** `release`, done at once. */

@@ -18,7 +18,7 @@ import {
 export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
 
 /** The statements a delivery runs (the ones sent prepared). */
-type PerDeliveryStatement = 'claim' | 'state' | 'complete' | 'release';
+type PerDeliveryStatement = 'claim' | 'state' | 'complete' | 'release' | 'renew';
 
 /** Options of `PostgresIdempotencyStore`. */
 export interface PostgresIdempotencyStoreOptions {
@@ -86,7 +86,7 @@ CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${q
  * One statement per call, timed by the database's clock (so instances with skewed clocks agree):
  * `claim` is an `INSERT ... ON CONFLICT DO UPDATE ... WHERE` that takes the row only when it is absent,
  * expired, released or its lease lapsed, so concurrent deliveries on any number of instances get
- * exactly one `claimed`. `complete` and `release` are `UPDATE`s guarded by the caller's token: an
+ * exactly one `claimed`. `complete`, `release` and `renew` are `UPDATE`s guarded by the caller's token: an
  * owner whose lease lapsed still owns the claim until another delivery claims it, as with
  * `RedisIdempotencyStore`. Database errors are never swallowed: they reject, and the receiver answers
  * 503 without running anything.
@@ -105,7 +105,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #attemptsTtlMs: number;
   readonly #cleanupEvery: number;
   readonly #cleanupBatchSize: number;
-  readonly #sql: { claim: string; state: string; complete: string; release: string; deleteExpired: string };
+  readonly #sql: Readonly<Record<PerDeliveryStatement | 'deleteExpired', string>>;
   /** Names of the per-delivery statements, unless `preparedStatements` is false (then they go as text). */
   readonly #names: Readonly<Record<PerDeliveryStatement, string>> | undefined;
   readonly #schemaSql: string | undefined;
@@ -153,6 +153,10 @@ RETURNING attempt`,
       complete: `UPDATE ${t} SET done = true, owner = NULL, lease_until = NULL, expires_at = ${now} + $3::float8 * interval '1 millisecond'
 WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
       release: `UPDATE ${t} SET owner = NULL, lease_until = NULL WHERE key = $1 AND owner = $2 AND NOT done`,
+      // $1 key, $2 token, $3 lease ms. The row outlives the lease it extends.
+      renew: `UPDATE ${t} SET lease_until = ${now} + $3::float8 * interval '1 millisecond',
+  expires_at = GREATEST(expires_at, ${now} + $3::float8 * interval '1 millisecond')
+WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
       // $1 batch size. The sub-select walks the expires_at index from its oldest end.
       deleteExpired: `DELETE FROM ${t} WHERE key IN (SELECT key FROM ${t} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)`,
     };
@@ -169,7 +173,13 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
     this.#names =
       options.preparedStatements === false
         ? undefined
-        : { claim: name('claim'), state: name('state'), complete: name('complete'), release: name('release') };
+        : {
+            claim: name('claim'),
+            state: name('state'),
+            complete: name('complete'),
+            release: name('release'),
+            renew: name('renew'),
+          };
   }
 
   /** One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false. */
@@ -210,6 +220,13 @@ WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
   async release(key: string, token: string): Promise<void> {
     await this.ensureSchema();
     await this.run('release', [key, token]);
+  }
+
+  /** Extends the lease of `token` on `key` (one owner-checked UPDATE); false when the lease is lost. */
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    await this.ensureSchema();
+    const renewed = await this.run('renew', [key, token, wholeMs(leaseMs, 'PostgresIdempotencyStore')]);
+    return renewed.rowCount === 1;
   }
 
   /**

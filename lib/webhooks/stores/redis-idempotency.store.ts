@@ -70,6 +70,17 @@ redis.call('HDEL', KEYS[3], 'owner')
 return 1
 `;
 
+/**
+ * Renew: only the owner of an unfinished claim extends its lease (compare-then-set, in one script), and
+ * the state keeps at least as long as the lease. ARGV: token, lease ms. 1 = renewed, 0 = lease lost.
+ */
+const RENEW_SCRIPT = `${OWNS}
+if not owns or redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+if redis.call('PTTL', KEYS[3]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
+return 1
+`;
+
 interface LuaScript {
   source: string;
   sha1: string;
@@ -81,6 +92,7 @@ const SCRIPTS = {
   claim: script(CLAIM_SCRIPT),
   complete: script(COMPLETE_SCRIPT),
   release: script(RELEASE_SCRIPT),
+  renew: script(RENEW_SCRIPT),
 } as const;
 
 const DEFAULT_KEY_PREFIX = 'payments:idem:';
@@ -91,7 +103,8 @@ const DEFAULT_KEY_PREFIX = 'payments:idem:';
  *
  * Each claim is one Lua script (done marker check, `SET NX PX` lease, attempt counter), so concurrent
  * deliveries on any number of instances get exactly one `claimed`. `complete` and `release` act only
- * when the caller's token still owns the claim (compare-then-set / compare-and-delete); an owner whose
+ * when the caller's token still owns the claim (compare-then-set / compare-and-delete), and so does
+ * `renew`, which the receiver calls while a handler runs past a third of its lease; an owner whose
  * lease lapsed still owns it until another delivery claims it, as with `MemoryIdempotencyStore`. A
  * lease that expires (the process died) lets a redelivery claim again. Redis errors are never swallowed: they
  * reject, and the receiver answers 503 without running anything.
@@ -155,6 +168,13 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   async release(key: string, token: string): Promise<void> {
     const keys = this.keysOf(key);
     await this.run(SCRIPTS.release, [keys.done, keys.lease, keys.state], [token]);
+  }
+
+  /** Extends the lease of `token` on `key` (one script, owner-checked); false when the lease is lost. */
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const keys = this.keysOf(key);
+    const reply = await this.run(SCRIPTS.renew, [keys.done, keys.lease, keys.state], [token, toMs(leaseMs)]);
+    return reply === 1;
   }
 
   /** The client belongs to the caller, who closes it; nothing to release here. */
