@@ -81,6 +81,8 @@ export async function createOursApp(scenario = {}) {
   const webhooks = {
     path: WEBHOOK_PATH,
     verifier: hmacVerifier({ secrets: BENCH_SECRET, header: SIGNATURE_HEADER }),
+    // The bench runs with NODE_ENV=production and one instance: the memory store is allowed there.
+    allowMemoryStoreInProduction: true,
   };
   if (logDeliveries !== undefined) webhooks.logDeliveries = logDeliveries;
   if (store === 'memory' && maxEntries !== undefined) webhooks.store = new MemoryIdempotencyStore({ maxEntries });

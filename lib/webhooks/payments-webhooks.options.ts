@@ -18,6 +18,11 @@ export interface PaymentsWebhooksOptions {
   endpointIds?: string[];
   /** Where (event id, handler) claims live. Default: a `MemoryIdempotencyStore`. */
   store?: IdempotencyStore;
+  /**
+   * Allow the in-memory store (the default) when `NODE_ENV=production`. Default false: boot then fails,
+   * because instances of a multi-instance app would not share claims. Set it only for one instance.
+   */
+  allowMemoryStoreInProduction?: boolean;
   /** Opt-in observer of verified deliveries and handler runs, e.g. a `PaymentDeliveryJournal` for an operator page. Default none. */
   deliveryListener?: PaymentDeliveryListener;
   /**

@@ -9,6 +9,7 @@ import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { validateProcessingQueue } from './queue/payments-queue.validator.js';
 import { resolveTransactionsOptions } from './transactional/payments-transactions.options.js';
+import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';
 
 /**
  * Validates `webhooks` (the receiver part's options) and fills in the defaults. `instance` names the
@@ -83,6 +84,7 @@ export function validateWebhooksOptions(
       'pass `new MemoryIdempotencyStore()`, `new RedisIdempotencyStore(redis)` or omit it',
     );
   }
+  assertMemoryStoreAllowed(raw);
   const deliveryListener = raw.deliveryListener;
   if (
     deliveryListener !== undefined &&
