@@ -132,8 +132,10 @@ const ROOT: Surface = {
 };
 
 const TESTING: Surface = {
-  values: ['signWebhook', 'createPaymentEvent', 'PaymentsSimulator'],
+  values: ['signWebhook', 'createPaymentEvent', 'PaymentsSimulator', 'describeIdempotencyStore'],
   types: [
+    'IdempotencyStoreContractOptions',
+    'IdempotencyStoreContractFramework',
     'SignWebhookOptions',
     'SignedWebhook',
     'SigningSecret',
@@ -223,6 +225,8 @@ describe('public surface', () => {
     ];
     const rootNames = [...ROOT.values, ...ROOT.types];
     for (const name of promised) expect({ name, exported: rootNames.includes(name) }).toEqual({ name, exported: true });
-    expect([...TESTING.values]).toEqual(expect.arrayContaining(['signWebhook', 'PaymentsSimulator']));
+    expect([...TESTING.values]).toEqual(
+      expect.arrayContaining(['signWebhook', 'createPaymentEvent', 'PaymentsSimulator', 'describeIdempotencyStore']),
+    );
   });
 });

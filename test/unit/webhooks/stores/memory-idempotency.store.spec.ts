@@ -1,8 +1,21 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
 import { MemoryIdempotencyStore, PaymentsInvalidArgumentError } from '../../../../lib/index.js';
+import { describeIdempotencyStore } from '../../../../lib/testing/index.js';
 
 const LEASE = 30_000;
 const RETENTION = 60_000;
+
+// The contract every store keeps (claim races, tokens, expiry, release, retention, renewal), on an
+// injected clock: the suite's waits advance it, so it runs instantly and exactly.
+let contractNow = 1_700_000_000_000;
+describeIdempotencyStore('MemoryIdempotencyStore', () => new MemoryIdempotencyStore({ now: () => contractNow }), {
+  elapse: (ms) => {
+    contractNow += ms;
+  },
+  // close() forgets every key: the claim is gone behind the owner's back.
+  forget: (store) => store.close(),
+  teardown: (store) => store.close(),
+});
 
 describe('MemoryIdempotencyStore', () => {
   let now: number;
@@ -18,64 +31,13 @@ describe('MemoryIdempotencyStore', () => {
     return claim;
   };
 
-  it('grants the first claim of a key, with attempt 1', async () => {
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'claimed', token: expect.any(String), attempt: 1 });
-  });
-
-  it('answers busy to a second claim while the lease runs', async () => {
+  it('answers busy to a second claim up to the last millisecond of the lease', async () => {
     await claimed('e1:h');
     now += LEASE - 1;
     expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'busy' });
   });
 
-  it('answers done once the owner completed the key', async () => {
-    const { token } = await claimed('e1:h');
-    await store.complete('e1:h', token, RETENTION);
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'done' });
-  });
-
-  it('lets a redelivery claim a released key again, counting the attempt', async () => {
-    const first = await claimed('e1:h');
-    await store.release('e1:h', first.token);
-    const second = await claimed('e1:h');
-    expect(second.attempt).toBe(2);
-    expect(second.token).not.toBe(first.token);
-  });
-
-  it('lets an expired lease be claimed again (its owner crashed), counting the attempt', async () => {
-    await claimed('e1:h');
-    now += LEASE;
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'claimed', token: expect.any(String), attempt: 2 });
-  });
-
-  it('ignores complete and release from a token that does not own the key', async () => {
-    const owner = await claimed('e1:h');
-    await store.complete('e1:h', 'someone-else', RETENTION);
-    await store.release('e1:h', 'someone-else');
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'busy' });
-    await store.complete('e1:h', owner.token, RETENTION);
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'done' });
-  });
-
-  it('ignores a late complete from an owner whose lease expired and was re-claimed', async () => {
-    const stale = await claimed('e1:h');
-    now += LEASE;
-    const fresh = await claimed('e1:h');
-    await store.complete('e1:h', stale.token, RETENTION);
-    now += 1;
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'busy' });
-    await store.release('e1:h', fresh.token);
-    expect((await claimed('e1:h')).attempt).toBe(3);
-  });
-
-  it('lets an owner whose lease lapsed unclaimed still complete', async () => {
-    const owner = await claimed('e1:h');
-    now += LEASE + 5;
-    await store.complete('e1:h', owner.token, RETENTION);
-    expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'done' });
-  });
-
-  it('forgets a completed key after its retention', async () => {
+  it('forgets a completed key exactly at the end of its retention', async () => {
     const { token } = await claimed('e1:h');
     await store.complete('e1:h', token, RETENTION);
     now += RETENTION - 1;
@@ -90,13 +52,6 @@ describe('MemoryIdempotencyStore', () => {
     await store.complete('e1:h', token, 0);
     now += 3 * 24 * 3600 * 1000 - 1;
     expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'done' });
-  });
-
-  it('keeps keys apart: one (event, handler) pair does not affect another', async () => {
-    const { token } = await claimed('e1:a');
-    await store.complete('e1:a', token, RETENTION);
-    expect(await store.claim('e1:b', LEASE)).toMatchObject({ status: 'claimed', attempt: 1 });
-    expect(await store.claim('e2:a', LEASE)).toMatchObject({ status: 'claimed', attempt: 1 });
   });
 
   it('is bounded: beyond maxEntries the least recently used key is forgotten', async () => {
@@ -163,6 +118,25 @@ describe('MemoryIdempotencyStore', () => {
     await withRuntime.claim('k', 10);
     t = 10;
     expect(await withRuntime.claim('k', 10)).toMatchObject({ status: 'claimed', attempt: 2 });
+  });
+
+  it('a renewed lease moves last, so an expired lease claimed after it still makes room', async () => {
+    const small = new MemoryIdempotencyStore({ maxEntries: 2, now: () => now });
+    const first = await small.claim('first:h', LEASE);
+    await small.claim('crashed:h', LEASE);
+    if (first.status !== 'claimed') throw new Error('expected a claim');
+    now += LEASE / 2;
+    expect(await small.renew('first:h', first.token, LEASE)).toBe(true);
+    now += LEASE / 2; // 'crashed:h' has expired, 'first:h' runs on its renewed lease
+    expect(await small.claim('next:h', LEASE)).toMatchObject({ status: 'claimed' });
+    expect(await small.claim('first:h', LEASE)).toEqual({ status: 'busy' });
+  });
+
+  it('renewNow answers at once, as renew does', () => {
+    const claim = store.claimNow('e1:h', LEASE);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    expect(store.renewNow('e1:h', claim.token, LEASE)).toBe(true);
+    expect(store.renewNow('e1:h', 'someone-else', LEASE)).toBe(false);
   });
 
   it('forgets everything on close', async () => {
