@@ -6,6 +6,7 @@ import {
   postgresIdempotencyStoreSchema,
 } from '../../../../../lib/webhooks/stores/postgres-idempotency.store.js';
 import type { PostgresQueryable } from '../../../../../lib/webhooks/stores/postgres-sql.util.js';
+import { describeIdempotencyStore } from '../../../../../lib/testing/index.js';
 import {
   createTestDatabase,
   createUnreachablePool,
@@ -20,6 +21,27 @@ export type AcceptsPgPool = Expect<pg.Pool extends PostgresQueryable ? true : fa
 
 const LONG_LEASE_MS = 60_000;
 const RETENTION_MS = 60_000;
+
+// The contract every store keeps (claim races, tokens, expiry, release, retention, renewal).
+describe('PostgresIdempotencyStore contract (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('store_contract');
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+  describeIdempotencyStore(
+    'PostgresIdempotencyStore',
+    () => new PostgresIdempotencyStore(db.pool, { table: 'idem_contract' }),
+    {
+      forget: async (_store, key) => {
+        await db.pool.query('DELETE FROM idem_contract WHERE key = $1', [key]);
+      },
+      teardown: (store) => store.close(),
+    },
+  );
+});
 
 describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   let db: TestDatabase;
@@ -67,17 +89,6 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     expect(exists.rows[0]!['t']).toBe(table);
   });
 
-  it('answers claimed with attempt 1 on a new key, then busy while the lease is held', async () => {
-    const first = await store.claim('evt-1:h', LONG_LEASE_MS);
-    expect(first).toMatchObject({ status: 'claimed', attempt: 1 });
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
-  });
-
-  it('keeps claims of different handlers of one event apart', async () => {
-    expect((await store.claim('evt-1:a', LONG_LEASE_MS)).status).toBe('claimed');
-    expect((await store.claim('evt-1:b', LONG_LEASE_MS)).status).toBe('claimed');
-  });
-
   it('[W4] answers done after the owner completes, for every later claim, from any instance', async () => {
     const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
@@ -96,33 +107,11 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     expect(ttl).toBeLessThanOrEqual(123_000);
   });
 
-  it('lets the key be claimed again once the lease expires, counting the attempt', async () => {
-    const first = await store.claim('evt-1:h', 200);
-    expect(first).toMatchObject({ status: 'claimed', attempt: 1 });
-    const second = await waitFor(
-      async () => {
-        const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-        return claim.status === 'claimed' ? claim : undefined;
-      },
-      { what: 'the lease to expire' },
-    );
-    expect(second.attempt).toBe(2);
-    if (first.status !== 'claimed') throw new Error('expected a claim');
-    expect(second.token).not.toBe(first.token);
-  });
-
   it('ignores complete with a token that does not own the lease', async () => {
     const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
     if (claim.status !== 'claimed') throw new Error('expected a claim');
     await store.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS);
     expect(await row('evt-1:h')).toMatchObject({ done: false, owner: claim.token, leased: true });
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
-  });
-
-  it('ignores release with a token that does not own the lease', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.release('evt-1:h', '00000000-0000-4000-8000-000000000000');
     expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
   });
 
@@ -135,55 +124,6 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     });
     await store.complete('evt-1:h', stale.token, RETENTION_MS);
     expect(await row('evt-1:h')).toMatchObject({ done: false, owner: fresh.token });
-  });
-
-  it('lets an owner whose lease lapsed complete it while nobody else claimed it', async () => {
-    const claim = await store.claim('evt-1:h', 50);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), {
-      what: 'the lease to lapse',
-    });
-    await store.complete('evt-1:h', claim.token, RETENTION_MS);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
-  });
-
-  it('ignores complete with a wrong token after the lease lapsed', async () => {
-    const claim = await store.claim('evt-1:h', 50);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await waitFor(async () => ((await row('evt-1:h'))!['leased'] === false ? true : undefined), {
-      what: 'the lease to lapse',
-    });
-    await store.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
-  });
-
-  it('ignores complete from an owner that already released', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.release('evt-1:h', claim.token);
-    await store.complete('evt-1:h', claim.token, RETENTION_MS);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
-  });
-
-  it('[W4] lets a redelivery claim again after the owner releases, with the next attempt number', async () => {
-    const first = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (first.status !== 'claimed') throw new Error('expected a claim');
-    await store.release('evt-1:h', first.token);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toMatchObject({ status: 'claimed', attempt: 2 });
-  });
-
-  it('forgets a completed key once its retention expires: the next claim starts again at attempt 1', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.complete('evt-1:h', claim.token, 100);
-    const again = await waitFor(
-      async () => {
-        const next = await store.claim('evt-1:h', LONG_LEASE_MS);
-        return next.status === 'claimed' ? next : undefined;
-      },
-      { what: 'the retention to expire' },
-    );
-    expect(again.attempt).toBe(1);
   });
 
   it('deletes expired rows in batches by the expires_at index, leaving live ones', async () => {
@@ -239,6 +179,24 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     const down = new PostgresIdempotencyStore(createUnreachablePool(await deadPort()), { table });
     await expect(down.claim('evt-1:h', LONG_LEASE_MS)).rejects.toThrow();
     await expect(down.complete('evt-1:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS)).rejects.toThrow();
+    await expect(down.renew('evt-1:h', '00000000-0000-4000-8000-000000000000', LONG_LEASE_MS)).rejects.toThrow();
+  });
+
+  it('renew moves lease_until to the lease asked for, and the row outlives it', async () => {
+    const short = new PostgresIdempotencyStore(db.pool, { table, attemptsTtlSeconds: 1 });
+    const claim = await short.claim('evt-1:h', 500);
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    expect(await short.renew('evt-1:h', claim.token, 123_000)).toBe(true);
+    const renewed = (
+      await db.pool.query(
+        `SELECT extract(epoch FROM lease_until - clock_timestamp()) * 1000 AS lease_ms, extract(epoch FROM expires_at - lease_until) * 1000 AS margin_ms FROM ${table} WHERE key = $1`,
+        ['evt-1:h'],
+      )
+    ).rows[0]!;
+    expect(Number(renewed['lease_ms'])).toBeGreaterThan(100_000);
+    expect(Number(renewed['lease_ms'])).toBeLessThanOrEqual(123_000);
+    expect(Number(renewed['margin_ms'])).toBeGreaterThanOrEqual(0);
+    expect(await row('evt-1:h')).toMatchObject({ owner: claim.token, done: false, leased: true, attempt: 1 });
   });
 
   it('ping() resolves with one SELECT 1 on a live database, without creating the table', async () => {
@@ -282,6 +240,7 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
         const own = new PostgresIdempotencyStore(client, { table, ...options });
         const claim = await own.claim('evt-p:h', LONG_LEASE_MS);
         if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
+        expect(await own.renew('evt-p:h', claim.token, LONG_LEASE_MS)).toBe(true);
         await own.complete('evt-p:h', claim.token, RETENTION_MS);
         expect(await own.claim('evt-p:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
         // pg_prepared_statements lists this session's own statements only.
@@ -292,7 +251,12 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
         client.release();
       }
     };
-    expect(await prepared({})).toEqual(['payments_idem_claim', 'payments_idem_complete', 'payments_idem_state']);
+    expect(await prepared({})).toEqual([
+      'payments_idem_claim',
+      'payments_idem_complete',
+      'payments_idem_renew',
+      'payments_idem_state',
+    ]);
     expect(await prepared({ preparedStatements: false })).toEqual([]);
   });
 
