@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../webhooks/stores/idempotency-store.interface.js';
+import { STORE_CONTRACT_MESSAGES } from './store-contract.messages.js';
 
 /*
  * No import of a test framework here: `nestjs-payments/testing` is also loaded by apps and scripts
@@ -86,7 +88,13 @@ export function describeIdempotencyStore<S extends IdempotencyStore>(
   let store: S | undefined;
   let key = '';
   const current = (): S => {
-    if (store === undefined) throw new Error(`describeIdempotencyStore(${name}): the factory gave no store`);
+    if (store === undefined) {
+      throw new PaymentsInvalidArgumentError(
+        `describeIdempotencyStore(${name})`,
+        'factory',
+        STORE_CONTRACT_MESSAGES.noStore,
+      );
+    }
     return store;
   };
   const claimed = async (k: string = key, leaseMs: number = LONG_LEASE_MS): Promise<Claimed> => {
@@ -329,8 +337,10 @@ function globalFramework(): IdempotencyStoreContractFramework {
     typeof beforeEach !== 'function' ||
     typeof afterEach !== 'function'
   ) {
-    throw new Error(
-      'describeIdempotencyStore: no global describe/it/beforeEach/afterEach (run it under Jest, Vitest with globals: true or Mocha), or pass them as options.framework',
+    throw new PaymentsInvalidArgumentError(
+      'describeIdempotencyStore',
+      'options.framework',
+      STORE_CONTRACT_MESSAGES.noFramework,
     );
   }
   return {

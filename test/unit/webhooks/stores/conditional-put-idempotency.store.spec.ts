@@ -129,6 +129,19 @@ describe('describeIdempotencyStore, used as a third party would', () => {
     expect(lenient.passed.some((name) => name.includes('renew'))).toBe(false);
   });
 
+  it('without globals and without `framework`, refuses to register, naming the option', () => {
+    const globals = globalThis as unknown as Record<string, unknown>;
+    const saved = globals['it'];
+    delete globals['it'];
+    try {
+      expect(() => describeIdempotencyStore('no runner', exampleStore)).toThrow(
+        /^describeIdempotencyStore: `options\.framework` is needed when describe, it, beforeEach and afterEach are not globals/,
+      );
+    } finally {
+      globals['it'] = saved;
+    }
+  });
+
   it('fails a store that lets a foreign token complete a claim', async () => {
     class Trusting extends ConditionalPutIdempotencyStore {
       override complete(key: string, _token: string, retentionMs: number): Promise<void> {

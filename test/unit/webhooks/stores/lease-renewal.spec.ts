@@ -194,7 +194,9 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 });
 
 describe('whileRenewingLease', () => {
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   it('unrefs its timer, so a running renewal never keeps the process alive', async () => {
     const timers: Array<ReturnType<typeof setTimeout>> = [];
