@@ -254,9 +254,23 @@ export class PaymentEventsDispatcher {
     }
     // Done at once: no lease to keep alive, and no timer on the receiver's synchronous path.
     if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started);
-    return this.renewing(run, claim.token, returned).then(
-      () => this.handlerDone(run, claim.token, attempt, started),
-      (error: unknown) => this.handlerFailed(run, claim.token, attempt, started, error),
+    return this.handlerSettles(run, claim.token, attempt, started, returned);
+  }
+
+  /**
+   * A handler that returned a promise: its claim is renewed while it runs, then its outcome recorded.
+   * Apart from `runClaimed`, so that the synchronous path allocates none of these closures.
+   */
+  private handlerSettles(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+    running: PromiseLike<unknown>,
+  ): Promise<DispatchHandlerResult> {
+    return this.renewing(run, token, running).then(
+      () => this.handlerDone(run, token, attempt, started),
+      (error: unknown) => this.handlerFailed(run, token, attempt, started, error),
     );
   }
 
