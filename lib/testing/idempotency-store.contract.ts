@@ -1,4 +1,4 @@
-import assert from 'node:assert/strict';
+import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../webhooks/stores/idempotency-store.interface.js';
