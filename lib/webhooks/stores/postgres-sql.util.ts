@@ -6,6 +6,8 @@ import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
 export interface PostgresQueryResult {
   rows: Record<string, unknown>[];
   rowCount: number | null;
+  /** The command tag: `'ROLLBACK'` when a `COMMIT` found the transaction aborted. */
+  command?: string;
 }
 
 /**

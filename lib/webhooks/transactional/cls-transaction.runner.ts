@@ -33,6 +33,9 @@ export interface ClsTransactionRunnerOptions {
   connectionName?: string;
 }
 
+/** Sent before COMMIT: fails (25P02) when an earlier, caught error aborted the transaction. */
+const ABORTED_PROBE = 'SELECT 1';
+
 /** `Propagation.RequiresNew`: every (event, handler) gets a transaction of its own. */
 const REQUIRES_NEW = 'REQUIRES_NEW';
 
@@ -65,15 +68,19 @@ export function clsTransactionRunner(options: ClsTransactionRunnerOptions): Paym
       query ??= await drizzleQuery();
       const txHost = host;
       const run = query;
-      return txHost.withTransaction(REQUIRES_NEW, () => {
+      return txHost.withTransaction(REQUIRES_NEW, async () => {
         const client = txHost.tx;
-        return work(
+        const result = await work(
           Object.freeze({
             client,
             query: <R extends Record<string, unknown>>(text: string, params: readonly unknown[] = []) =>
               run(client, text, params) as Promise<R[]>,
           }),
         );
+        // The ORMs do not read COMMIT's answer: a transaction aborted by an error the handler caught
+        // would "commit" as ROLLBACK unnoticed. Any statement fails in it (25P02), rolling it back.
+        await run(client, ABORTED_PROBE, []);
+        return result;
       });
     },
   };

@@ -8,6 +8,13 @@ import {
 import { ROLLBACK_FAILED_MESSAGE } from '../payments-webhooks.messages.js';
 import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
 
+/** A COMMIT answered ROLLBACK (an earlier, caught error aborted the transaction); the connection is fine. */
+class CommitRolledBack extends PaymentsError {
+  constructor() {
+    super('COMMIT was answered ROLLBACK: an error caught inside the transaction had aborted it, nothing was committed');
+  }
+}
+
 /** Options of `pgTransactionRunner`. */
 export interface PgTransactionRunnerOptions {
   /**
@@ -77,11 +84,16 @@ export function pgTransactionRunner(
           }
           throw error;
         }
-        await client.query('COMMIT');
+        // An error the handler caught has aborted the transaction: PostgreSQL answers COMMIT with
+        // ROLLBACK (no error). Nothing was committed: fail, so the inbox releases the claim (503).
+        if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
         return result;
       } catch (error) {
         // BEGIN or COMMIT failed: the connection is in an unknown state, do not reuse it.
-        broken ??= error instanceof Error && isConnectionError(error) ? error : undefined;
+        broken ??=
+          error instanceof Error && !(error instanceof CommitRolledBack) && isConnectionError(error)
+            ? error
+            : undefined;
         throw error;
       } finally {
         client.off?.('error', onError);
