@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { paymentsInboxSchema } from '../../../../lib/index.js';
 import { createPaymentEvent } from '../../../../lib/testing/index.js';
@@ -60,6 +61,8 @@ let postgres: PrivatePostgres | undefined;
 const columns: Column[] = [];
 const results = new Map<string, CellResult>();
 let durationMs = 0;
+/** The BullMQ prefix of this run's queues (all its keys are removed afterwards). */
+const prefix = `fault-matrix-${randomUUID().slice(0, 8)}`;
 
 async function committed(column: Column, eventId: string): Promise<{ ledger: number; inbox: number; fired: number }> {
   const { rows } = await column.db.query(
@@ -197,7 +200,6 @@ describe('fault matrix: exactly-once at every failure point (private PostgreSQL 
     const started = Date.now();
     build = buildInboxApps();
     postgres = await startPrivatePostgres();
-    const prefix = `fm-${randomUUID().slice(0, 8)}`;
     const admin = new pg.Client({ connectionString: postgres.url() });
     await admin.connect();
     for (const runner of RUNNERS) {
@@ -277,6 +279,10 @@ describe('fault matrix: exactly-once at every failure point (private PostgreSQL 
       await column.queue?.close();
       await column.db.end().catch(() => undefined);
     }
+    // Whatever a queue left behind (BullMQ rewrites its meta key on close).
+    const redis = new Redis(REDIS_URL);
+    for (const key of await redis.keys(`${prefix}:*`)) await redis.del(key);
+    await redis.quit();
     postgres?.remove();
     build?.remove();
   }, 60_000);
