@@ -152,6 +152,15 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
           `give each instance its own route, e.g. webhooks: { path: 'payments/webhooks/${me.name}' } (forRootAsync: webhooksPath)`,
         );
       }
+      // Express matches routes case-insensitively (and a proxy in front may too): routes that differ only
+      // in letter case would take each other's deliveries, whatever the adapter, so they are refused.
+      if (me.path !== false && other.path !== false && other.path.toLowerCase() === me.path.toLowerCase()) {
+        throw new PaymentsConfigurationError(
+          'webhooks.path',
+          `'${me.path}' (instance '${me.name}') and '${other.path}' (instance '${other.name}') differ only in letter case: Express matches routes case-insensitively, so one route would receive the other's deliveries`,
+          `give each instance its own route, e.g. webhooks: { path: '${me.path.toLowerCase()}/${isDefaultPaymentsInstance(me.name) ? other.name : me.name}' } (forRootAsync: webhooksPath)`,
+        );
+      }
       if (me.queue !== undefined && other.queue === me.queue) {
         throw new PaymentsConfigurationError(
           'webhooks.processing.queue.name',

@@ -80,6 +80,18 @@ describe('named instances: boot', () => {
     expect(error.message).toContain('payments/webhooks/');
   });
 
+  it('refuses two instances whose routes differ only in letter case (Express matches them as one), naming both', async () => {
+    const error = await bootError([
+      PaymentsModule.forRoot(options('sk_test_a', { verifier, path: 'payments/webhooks' })),
+      PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_b', { verifier, path: '/Payments/Webhooks/' }) }),
+    ]);
+    expect(error.option).toBe('webhooks.path');
+    expect(error.message).toContain("'Payments/Webhooks' (instance 'eu')");
+    expect(error.message).toContain("'payments/webhooks' (instance 'default')");
+    expect(error.message).toContain('letter case');
+    expect(error.message).toContain('payments/webhooks/eu');
+  });
+
   it('refuses two instances on one queue name', async () => {
     const queue = {
       connection: { host: '127.0.0.1', port: 6379, lazyConnect: true },
