@@ -25,7 +25,16 @@ export interface OnPaymentEventOptions {
    * one method must name the same instance (declare one method per instance otherwise).
    */
   name?: string;
+  /**
+   * The handler id, part of the idempotency key (`${event.id}:${id}`). Default `ClassName.methodName`.
+   * Give one when two distinct classes share a name (say `PaymentListener` in two feature modules):
+   * the boot refuses them otherwise. Keep it once deliveries were handled: changing it makes
+   * redeliveries run the handler again. 1-128 letters, digits, `.`, `_`, `-`.
+   */
+  id?: string;
 }
+
+const HANDLER_ID_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/;
 
 /** The decorator `@OnPaymentEvent` returns, typed by the event names it subscribes to. */
 export type OnPaymentEventDecorator<T extends PaymentEventPattern> = <M extends PaymentEventHandlerFn<T>>(
@@ -66,6 +75,9 @@ export function OnPaymentEvent<
   }
   if (options?.name !== undefined && (typeof options.name !== 'string' || options.name === '')) {
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.badInstanceName);
+  }
+  if (options?.id !== undefined && (typeof options.id !== 'string' || !HANDLER_ID_PATTERN.test(options.id))) {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'id', ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
   }
   const types = args as PaymentEventPattern[];
   if (types.length === 0)

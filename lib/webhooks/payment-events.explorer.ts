@@ -7,6 +7,13 @@ import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accesso
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
+import { PaymentsConfigurationError } from '../errors/payments.errors.js';
+
+/** The name of the module that declares a provider (`AppModule`), for boot errors. */
+function moduleNameOf(wrapper: DiscoveredWrapper): string {
+  const host = (wrapper as { host?: { name?: unknown } }).host;
+  return typeof host?.name === 'string' ? host.name : 'an unknown module';
+}
 
 type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
@@ -22,6 +29,8 @@ type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 export class PaymentEventsExplorer implements OnModuleInit {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   private explored = false;
+  /** Which class each handler id belongs to, and its module: one id, one class. */
+  private readonly owners = new Map<string, { type: unknown; module: string }>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -74,7 +83,8 @@ export class PaymentEventsExplorer implements OnModuleInit {
       if (!patterns) continue;
       const options = this.accessor.getHandlerOptions(method);
       if (!this.listensHere(options.name)) continue;
-      const id = `${className}.${methodName}`;
+      const id = options.id ?? `${className}.${methodName}`;
+      this.claimId(id, instance as object, wrapper);
       const registered = this.registry.register({
         id,
         patterns,
@@ -84,10 +94,31 @@ export class PaymentEventsExplorer implements OnModuleInit {
       });
       if (!registered) {
         this.logger.warn(
-          `Handler ${id} is declared by two instances of ${className}; only the first receives events (the handler id is part of the idempotency key, so two would share one claim)`,
+          `Handler ${id} is declared by two providers of the same class ${className}; only the first receives events (the handler id is part of the idempotency key, so two would share one claim)`,
         );
       }
     }
+  }
+
+  /**
+   * Refuses one handler id on two distinct classes (two `PaymentListener`s in two feature modules):
+   * one of them would be dropped silently, and renaming either one by discovery order would not be
+   * stable across deployments. The same class provided twice keeps the warning above.
+   */
+  private claimId(id: string, instance: object, wrapper: DiscoveredWrapper): void {
+    const owner = { type: instance.constructor, module: moduleNameOf(wrapper) };
+    const first = this.owners.get(id);
+    if (first === undefined) {
+      this.owners.set(id, owner);
+      return;
+    }
+    if (first.type === owner.type) return;
+    const className = (owner.type as { name?: string }).name ?? id;
+    throw new PaymentsConfigurationError(
+      '@OnPaymentEvent({ id })',
+      `'${id}' is the handler id of two distinct classes named ${className}: the one in ${first.module} (found first, so the one that received events until now) and the one in ${owner.module}; the handler id is part of the idempotency key, so one would be dropped`,
+      `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { id: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
+    );
   }
 
   private warnIfScoped(wrapper: DiscoveredWrapper): void {

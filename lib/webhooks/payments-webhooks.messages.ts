@@ -33,6 +33,7 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   noEventName: 'must name at least one event name or wildcard',
   notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
   badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { name: 'eu' }",
+  badHandlerId: "must be 1 to 128 letters, digits, '.', '_' or '-', e.g. { id: 'BillingPaymentListener.paid' }",
   twoInstanceNames:
     'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
 } as const;
