@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { Inject, Injectable, Logger, Optional, RequestMethod, type OnModuleInit } from '@nestjs/common';
+import { ApplicationConfig, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DEFAULT_PAYMENTS_INSTANCE } from '../core/payments.defaults.js';
 import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../core/payments.instance.js';
 import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from './payments-webhooks.constants.js';
@@ -8,6 +8,25 @@ import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
+
+/**
+ * The route Nest maps for `path`: with `app.setGlobalPrefix('api')`, `/api/<path>`, unless the prefix's
+ * `exclude` covers it. The route is version-neutral, so URI versioning adds no `/v1`.
+ */
+export function servedRouteOf(path: string, config: ApplicationConfig | undefined): string {
+  const route = `/${path}`;
+  const prefix = (config?.getGlobalPrefix() ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix === '') return route;
+  const excluded = (config?.getGlobalPrefixOptions()?.exclude ?? []).some(
+    (rule) =>
+      (rule.requestMethod === RequestMethod.ALL ||
+        rule.requestMethod === RequestMethod.POST ||
+        (rule.requestMethod as number) === -1) &&
+      rule.pathRegex instanceof RegExp &&
+      rule.pathRegex.test(route),
+  );
+  return excluded ? route : `/${prefix}${route}`;
+}
 
 /** The name of the module that declares a provider (`AppModule`), for boot errors. */
 function moduleNameOf(wrapper: DiscoveredWrapper): string {
@@ -39,6 +58,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
     @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
+    @Optional() private readonly appConfig?: ApplicationConfig,
   ) {
     // Every instance exists before any lifecycle hook runs, so a hook that reads the registry early
     // (e.g. a queue worker starting) can trigger discovery itself.
@@ -154,7 +174,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
       return;
     }
     const instance = isDefaultPaymentsInstance(this.instanceName) ? '' : ` (instance '${this.instanceName}')`;
-    this.logger.log(`Receiving webhooks at POST /${this.webhooksPath}${instance}`);
+    this.logger.log(`Receiving webhooks at POST ${servedRouteOf(this.webhooksPath, this.appConfig)}${instance}`);
     const types = this.registry.handledEventTypes();
     if (types.length === 0) {
       this.logger.warn(
