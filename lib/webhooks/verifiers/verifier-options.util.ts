@@ -22,6 +22,15 @@ export function normaliseSecrets(option: string, secrets: unknown): string[] {
         'pass the webhook endpoint secret the service gave you (e.g. from an environment variable)',
       );
     }
+    // A trailing newline from an env file or a secret mount makes every signature fail, like a forgery.
+    if (/^\s|\s$|[\u0000-\u001f\u007f]/.test(secret)) {
+      const where = Array.isArray(secrets) ? `${option}[${index}]` : option;
+      throw new PaymentsConfigurationError(
+        where,
+        'starts or ends with whitespace, or contains a control character (often a trailing newline from an env file or a secret mount)',
+        "trim the value before passing it, e.g. `config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET').trim()`",
+      );
+    }
   });
   return list as string[];
 }
