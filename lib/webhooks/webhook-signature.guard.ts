@@ -11,7 +11,7 @@ import {
   type WebhookRejectionReason,
 } from './payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
-import { WebhookLogSampler } from './webhook-log.sampler.js';
+import { WebhookLogSampler, WebhookSecretMismatchDetector } from './webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from './verifiers/webhook-verifier.interface.js';
 import { attachDeliveryTelemetry } from '../telemetry/delivery-telemetry.request.js';
@@ -56,6 +56,12 @@ export class WebhookSignatureGuard implements CanActivate {
     write: (line) => this.logger.warn(line),
     now: () => this.runtime.now(),
   });
+
+  /** A run of signature failures and no valid one: the secret is probably the wrong one (sampled). */
+  protected readonly secretMismatch = new WebhookSecretMismatchDetector(
+    (line) => this.logger.warn(line),
+    () => this.runtime.now(),
+  );
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions | false,
@@ -142,7 +148,11 @@ export class WebhookSignatureGuard implements CanActivate {
     delivery: PaymentsDeliveryTelemetry,
     receivedAt: Date,
   ): VerifiedWebhookDelivery {
-    if (!verification.valid) this.reject(401, 'invalid_signature', verification.reason);
+    if (!verification.valid) {
+      this.secretMismatch.invalid(`/${webhooks.path}`);
+      this.reject(401, 'invalid_signature', verification.reason);
+    }
+    this.secretMismatch.valid();
 
     const parsed = parseWebhookPayload(rawBody);
     if (!parsed.ok) this.reject(400, parsed.problem, parsed.detail);
