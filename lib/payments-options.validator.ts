@@ -1,5 +1,7 @@
 import { validatePaymentsClientOptions } from './client/payments-client.validator.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
+import { isDefaultPaymentsInstance } from './core/payments.instance.js';
+import { PaymentsConfigurationError } from './errors/payments.errors.js';
 import { fail, isObject, kind } from './errors/payments-option.checks.js';
 import type { PaymentsModuleOptions, ResolvedPaymentsOptions } from './payments-options.interface.js';
 import { validateWebhooksOptions } from './webhooks/payments-webhooks.validator.js';
@@ -18,12 +20,25 @@ export function validatePaymentsOptions(
   if (!isObject(raw)) {
     return fail('options', `must be an object, got ${kind(raw)}`, 'pass { apiKey, environment, baseUrl, webhooks }');
   }
-  const client = validatePaymentsClientOptions(raw);
-  const resolved: ResolvedPaymentsOptions = {
-    ...client,
-    webhooks: validateWebhooksOptions(raw.webhooks, client.environment, instance),
-  };
-  return Object.freeze(hideApiKey(resolved));
+  try {
+    const client = validatePaymentsClientOptions(raw);
+    const resolved: ResolvedPaymentsOptions = {
+      ...client,
+      webhooks: validateWebhooksOptions(raw.webhooks, client.environment, instance),
+    };
+    return Object.freeze(hideApiKey(resolved));
+  } catch (error) {
+    throw nameInstance(error, instance);
+  }
+}
+
+/** With several instances, a boot error says whose option is wrong: "option `baseUrl` of instance 'eu'". */
+function nameInstance(error: unknown, instance: string): unknown {
+  if (!(error instanceof PaymentsConfigurationError) || isDefaultPaymentsInstance(instance)) return error;
+  const before = error.message;
+  error.message = before.replace(`\`${error.option}\``, `\`${error.option}\` of instance '${instance}'`);
+  if (error.stack) error.stack = error.stack.replace(before, error.message);
+  return error;
 }
 
 const validated = new WeakMap<object, ResolvedPaymentsOptions>();

@@ -92,6 +92,21 @@ describe('named instances: boot', () => {
     expect(error.message).toContain('payments/webhooks/eu');
   });
 
+  it("names the instance in a boot error of a named instance: option `baseUrl` of instance 'eu'", () => {
+    const bad = { ...options('sk_test_b'), baseUrl: 'not a url' };
+    const named = (() => {
+      try {
+        validatePaymentsOptions(bad, 'eu');
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(named).toBeInstanceOf(PaymentsConfigurationError);
+    expect((named as PaymentsConfigurationError).option).toBe('baseUrl');
+    expect((named as Error).message).toContain("`baseUrl` of instance 'eu'");
+    expect(() => validatePaymentsOptions(bad)).toThrow(/`baseUrl`: /);
+  });
+
   it('refuses two instances on one queue name', async () => {
     const queue = {
       connection: { host: '127.0.0.1', port: 6379, lazyConnect: true },
