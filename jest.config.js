@@ -4,5 +4,11 @@ import { base } from './jest.base.js';
 export default {
   ...base,
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/', '<rootDir>/test/chaos/'],
+  // test/consumers/: the consumer apps' own tests, run by their own runners (`npm run test:consumers`).
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '<rootDir>/test/integration/',
+    '<rootDir>/test/chaos/',
+    '<rootDir>/test/consumers/',
+  ],
 };

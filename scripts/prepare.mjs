@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `prepare`: npm runs it after `npm ci` / `npm install` in this folder, and when the package is
 // installed from source (`npm install <git url>`, `npm install <path>` of a packed or cloned copy),
-// before packing it. It compiles lib/ into dist/ so what gets installed is built.
+// before packing it. It builds dist/ as `npm run build` does, so what gets installed is built: lib/
+// compiled once as CommonJS into dist/cjs/, then the ES module wrappers of dist/esm/
+// (scripts/esm-wrappers.mjs).
 //
 // One case is skipped: `npm install [name]` run inside this checkout itself (INIT_CWD is this folder),
 // which only adds or updates packages for development; a half-edited lib/ must not make that fail.
@@ -30,10 +32,18 @@ try {
   );
   process.exit(1);
 }
-rmSync(join(root, 'dist', 'lib'), { recursive: true, force: true });
+for (const dir of ['lib', 'cjs', 'esm']) rmSync(join(root, 'dist', dir), { recursive: true, force: true });
 const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
 if (result.status !== 0) {
   console.error('nestjs-payments prepare: compiling lib/ failed (tsc -p tsconfig.build.json), see above');
   process.exit(result.status ?? 1);
 }
-console.log('nestjs-payments prepare: built dist/lib');
+const wrappers = spawnSync(process.execPath, [join(root, 'scripts', 'esm-wrappers.mjs')], {
+  cwd: root,
+  stdio: 'inherit',
+});
+if (wrappers.status !== 0) {
+  console.error('nestjs-payments prepare: writing the ES module wrappers failed (scripts/esm-wrappers.mjs), see above');
+  process.exit(wrappers.status ?? 1);
+}
+console.log('nestjs-payments prepare: built dist/cjs and dist/esm');

@@ -40,13 +40,18 @@ function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
 }
 
 describe('package manifest', () => {
-  it('is an ESM package with an exports map giving types and import/default for ., ./testing and ./health', () => {
-    expect(manifest.type).toBe('module');
+  it('ships one CommonJS build for require and thin ES module wrappers of it for import (., ./testing, ./health: types, import, require, default)', () => {
+    expect(manifest.type).toBe('module'); // the sources; dist/cjs/ carries its own {"type":"commonjs"}
     for (const entry of ['.', './testing', './health']) {
-      expect(Object.keys(manifest.exports[entry])).toEqual(['types', 'import', 'default']);
-      expect(manifest.exports[entry].types).toMatch(/\.d\.ts$/);
+      const sub = entry === '.' ? '' : `${entry.slice(2)}/`;
+      expect(manifest.exports[entry]).toEqual({
+        types: `./dist/cjs/${sub}index.d.ts`,
+        import: `./dist/esm/${sub}index.js`,
+        require: `./dist/cjs/${sub}index.js`,
+        default: `./dist/cjs/${sub}index.js`,
+      });
     }
-    expect(manifest.files).toContain('dist/lib');
+    expect(manifest.files).toEqual(expect.arrayContaining(['dist/cjs', 'dist/esm']));
   });
 
   it('declares every bare import of lib/ as a dependency or a peer dependency', () => {
@@ -96,7 +101,7 @@ describe('package manifest', () => {
         /from\s*'(\.\.?\/)+(\.\.\/)*health\/|import\(\s*'[^']*\/health\//.test(readFileSync(join(root, file), 'utf8')),
       );
     expect(intoHealth).toEqual([]);
-    expect(manifest.exports['./health'].import).toBe('./dist/lib/health/index.js');
+    expect(manifest.exports['./health'].require).toBe('./dist/cjs/health/index.js');
   });
 
   it('keeps every Nest import on a public entry point', () => {

@@ -1,6 +1,7 @@
 // Copied into each consumer app as src/deliveries.ts by test/consumers/run.mjs (one copy of the checks,
 // four apps). No relative imports, so the same file compiles as ESM and as CommonJS.
 import type { PaymentsService } from 'nestjs-payments';
+import { createRequire } from 'node:module';
 import { createPaymentEvent } from 'nestjs-payments/testing';
 
 /** A delivery ready to send: the exact bytes and the headers that sign them. */
@@ -61,4 +62,22 @@ export async function checkDeliveries(check: DeliveryCheck): Promise<void> {
   expectAnswer('[W1] tampered body', await post(check.url, tampered), 401, '"error":"invalid_signature"');
   if (check.runs() !== 1) throw new Error(`the handler ran ${check.runs()} times; expected exactly once`);
   console.log('[consumer] [W4] handler ran once');
+}
+
+/**
+ * No dual-package hazard: `require('nestjs-payments')` (what a CommonJS app's `import` compiles to) and
+ * a real `import()` of it (ESM) give the very same classes, so there is one copy of every class and DI
+ * token in the process. `service` is what the app's container injected.
+ */
+export async function checkOneCopy(service: PaymentsService): Promise<void> {
+  const esm = await import('nestjs-payments');
+  const esmTesting = await import('nestjs-payments/testing');
+  const cjs = createRequire(`${process.cwd()}/package.json`)('nestjs-payments') as typeof esm;
+  if (esm.PaymentsService !== cjs.PaymentsService || !(service instanceof esm.PaymentsService)) {
+    throw new Error('import() and require() of nestjs-payments gave two PaymentsService classes');
+  }
+  if (esm.PaymentsModule !== cjs.PaymentsModule || esmTesting.createPaymentEvent !== createPaymentEvent) {
+    throw new Error('import() and require() of nestjs-payments gave two copies of the package');
+  }
+  console.log('[consumer] one copy: import() and require() of nestjs-payments give the same PaymentsService');
 }

@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { PaymentsService } from 'nestjs-payments';
 import { signWebhook } from 'nestjs-payments/testing';
 import { AppModule, WEBHOOK_SECRET } from './app.module';
-import { checkDeliveries } from './deliveries';
+import { checkDeliveries, checkOneCopy } from './deliveries';
 import { FulfilmentService } from './fulfilment.service';
 
 async function bootstrap(): Promise<void> {
@@ -11,6 +11,7 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AppModule, { rawBody: true, logger: ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   try {
+    await checkOneCopy(app.get(PaymentsService));
     const fulfilment = app.get(FulfilmentService);
     await checkDeliveries({
       url: `${await app.getUrl()}/payments/webhooks`,

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { PaymentsService } from 'nestjs-payments';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module';
-import { checkDeliveries, type SignedDelivery } from './deliveries';
+import { checkDeliveries, checkOneCopy, type SignedDelivery } from './deliveries';
 import { FulfilmentService } from './fulfilment.service';
 
 /** Signs as the service would, by hand (no helper of the package): HMAC of `${timestamp}.${rawBody}`. */
@@ -26,6 +26,7 @@ async function bootstrap(): Promise<void> {
   });
   await app.listen(0, '127.0.0.1');
   try {
+    await checkOneCopy(app.get(PaymentsService));
     const fulfilment = app.get(FulfilmentService);
     await checkDeliveries({
       url: `${await app.getUrl()}/payments/webhooks`,

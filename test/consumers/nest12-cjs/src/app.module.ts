@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PaymentsModule, hmacVerifier } from 'nestjs-payments';
-import { FulfilmentService } from './fulfilment.service.js';
+import { FulfilmentService } from './fulfilment.service';
 
 /** The HMAC scheme this app was given: hex SHA-256 of the raw body in `x-signature`, prefixed `sha256=`. */
 export const SCHEME = { header: 'x-signature', prefix: 'sha256=' } as const;

@@ -2,15 +2,16 @@ import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
 import { PaymentsService } from 'nestjs-payments';
 import { signWebhook } from 'nestjs-payments/testing';
-import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module.js';
-import { checkDeliveries } from './deliveries.js';
-import { FulfilmentService } from './fulfilment.service.js';
+import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module';
+import { checkDeliveries, checkOneCopy } from './deliveries';
+import { FulfilmentService } from './fulfilment.service';
 
 async function bootstrap(): Promise<void> {
   if (typeof require !== 'function') throw new Error('this app must run as CommonJS');
   const app = await NestFactory.create(AppModule, { rawBody: true, logger: ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   try {
+    await checkOneCopy(app.get(PaymentsService));
     const fulfilment = app.get(FulfilmentService);
     await checkDeliveries({
       url: `${await app.getUrl()}/payments/webhooks`,

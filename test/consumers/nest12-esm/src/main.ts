@@ -3,12 +3,13 @@ import { NestFactory } from '@nestjs/core';
 import { PaymentsService } from 'nestjs-payments';
 import { signWebhook } from 'nestjs-payments/testing';
 import { AppModule, WEBHOOK_SECRET } from './app.module.js';
-import { checkDeliveries } from './deliveries.js';
+import { checkDeliveries, checkOneCopy } from './deliveries.js';
 import { FulfilmentService } from './fulfilment.service.js';
 
 const app = await NestFactory.create(AppModule, { rawBody: true, logger: ['error', 'warn'] });
 await app.listen(0, '127.0.0.1');
 try {
+  await checkOneCopy(app.get(PaymentsService));
   const fulfilment = app.get(FulfilmentService);
   await checkDeliveries({
     url: `${await app.getUrl()}/payments/webhooks`,
