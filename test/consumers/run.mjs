@@ -125,19 +125,17 @@ async function packTarball(work) {
       if (await stat(from).catch(() => undefined)) await cp(from, join(copy, name), { recursive: true });
     }
   }
-  const manifest = JSON.parse(await readFile(join(copy, 'package.json'), 'utf8'));
+  const manifestText = await readFile(join(copy, 'package.json'), 'utf8');
+  const manifest = JSON.parse(manifestText);
   // The compiler and type packages of the checkout; the copy gets its own dist/.
   await symlink(join(repo, 'node_modules'), join(copy, 'node_modules'), 'dir');
-  await must(
-    'compile lib/ (tsc -p tsconfig.build.json)',
-    process.execPath,
-    [join(repo, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
-    copy,
-  );
-  await must('ES module wrappers (scripts/esm-wrappers.mjs)', process.execPath, ['scripts/esm-wrappers.mjs'], copy);
-  // --ignore-scripts: `prepare` would compile again; it was just done above.
-  const packed = await must('npm pack', npm, ['pack', '--ignore-scripts', '--json', '--pack-destination', work], copy);
-  const [{ filename, files }] = JSON.parse(packed.slice(packed.indexOf('[')));
+  // A real `npm pack`, scripts and all: `prepack` builds (tsc, then the ES module wrappers) and packs
+  // package.json without its scripts, `postpack` puts it back.
+  const packed = await must('npm pack', npm, ['pack', '--json', '--pack-destination', work], copy);
+  if ((await readFile(join(copy, 'package.json'), 'utf8')) !== manifestText) {
+    throw new Error('postpack did not restore package.json');
+  }
+  const [{ filename, files }] = JSON.parse(packed.slice(packed.search(/^\[/m)));
   const paths = files.map((file) => file.path);
   for (const expected of [
     'package.json',
@@ -150,6 +148,12 @@ async function packTarball(work) {
     'dist/esm/health/index.js',
   ]) {
     if (!paths.includes(expected)) throw new Error(`the tarball lacks ${expected}`);
+  }
+  const packedManifest = JSON.parse(
+    await must('read the packed package.json', 'tar', ['-xzOf', join(work, filename), 'package/package.json'], work),
+  );
+  if (packedManifest.scripts !== undefined) {
+    throw new Error(`the packed package.json has scripts: ${Object.keys(packedManifest.scripts).join(', ')}`);
   }
   const stray = paths.filter((path) => /^(test|sample|bench|lib|scripts)\//.test(path) || path.endsWith('.spec.js'));
   if (stray.length > 0) throw new Error(`the tarball ships files it should not: ${stray.slice(0, 5).join(', ')}`);
@@ -229,6 +233,12 @@ async function runApp(name, ready, work, nodes) {
   const tarballOutput = await timed('tarball', () =>
     must('npm install <tarball>', npm, ['install', '--no-package-lock', tarball], dir),
   );
+  // No install script of this package for npm to list (npm 11's allowScripts review): the tarball has none.
+  const ownScripts = tarballOutput
+    .split('\n')
+    .filter((line) => /warn/i.test(line) && line.includes('nestjs-payments@'));
+  if (ownScripts.length > 0)
+    throw new Error(`npm install <tarball> warned about the package:\n${ownScripts.join('\n')}`);
   const versions = JSON.parse(
     await must(
       'read installed versions',
