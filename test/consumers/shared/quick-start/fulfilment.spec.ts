@@ -1,37 +1,32 @@
-// The README's handler test (fulfilment.spec.ts), run by each consumer app's own test runner (Jest +
-// ts-jest in CommonJS apps, Vitest in the Nest 12 ESM app, as `nest new` sets them up): the snippet's
-// lines inside one test, plus closing what it opened. `describe`, `it`, `expect` are the runner's globals.
-import type { INestApplication } from '@nestjs/common';
+// The README's handler test (fulfilment.spec.ts), verbatim but for the `.js` of relative imports
+// (test/consumers/run.mjs drops them for CommonJS apps, as `nest new` writes those): copied into each
+// consumer app as src/quick-start/fulfilment.spec.ts and run by the app's own runner (Jest + ts-jest in
+// CommonJS apps, Vitest in the Nest 12 ESM app).
 import { Test } from '@nestjs/testing';
 import { createPaymentEvent, PaymentsSimulator, signWebhook } from 'nestjs-payments/testing';
 import { AppModule } from './app.module.js';
 import { Fulfilment } from './fulfilment.js';
 
-describe('README handler test', () => {
-  let sim: PaymentsSimulator | undefined;
-  let app: INestApplication | undefined;
-  afterAll(async () => {
-    await app?.close();
-    await sim?.stop();
+it('runs the handler once per event', async () => {
+  const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'; // any whsec_ + base64 value
+  const sim = new PaymentsSimulator({ apiKeys: ['sk_test_sim'] }); // plain http on 127.0.0.1
+  Object.assign(process.env, {
+    PAYMENTS_API_KEY: 'sk_test_sim',
+    PAYMENTS_BASE_URL: await sim.start(),
+    PAYMENTS_ALLOW_INSECURE_HTTP: 'true',
+    PAYMENTS_WEBHOOK_SECRET: SECRET,
   });
-
-  it('a signed delivery runs the handler once; the redelivery is a duplicate', async () => {
-    const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'; // any whsec_ + base64 value
-    sim = new PaymentsSimulator({ apiKeys: ['sk_test_sim'] }); // plain http on 127.0.0.1
-    Object.assign(process.env, {
-      PAYMENTS_API_KEY: 'sk_test_sim',
-      PAYMENTS_BASE_URL: await sim.start(),
-      PAYMENTS_ALLOW_INSECURE_HTTP: 'true',
-      PAYMENTS_WEBHOOK_SECRET: SECRET,
-    });
-    app = (await Test.createTestingModule({ imports: [AppModule] }).compile()).createNestApplication({ rawBody: true });
-    await app.listen(0, '127.0.0.1');
-
-    const event = createPaymentEvent('payment_intent.succeeded');
-    const { rawBody, headers } = signWebhook(event, { scheme: 'standard-webhooks', secret: SECRET });
-    const url = `${await app.getUrl()}/payments/webhooks`;
-    expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
-    expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // duplicate
-    expect(app.get(Fulfilment).paid).toEqual([event.id]); // ran once
+  const app = (await Test.createTestingModule({ imports: [AppModule] }).compile()).createNestApplication({
+    rawBody: true,
   });
+  await app.listen(0, '127.0.0.1');
+
+  const event = createPaymentEvent('payment_intent.succeeded');
+  const { rawBody, headers } = signWebhook(event, { scheme: 'standard-webhooks', secret: SECRET });
+  const url = `${await app.getUrl()}/payments/webhooks`;
+  expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
+  expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // duplicate
+  expect(app.get(Fulfilment).paid).toEqual([event.id]); // ran once
+  await app.close();
+  await sim.stop();
 });
