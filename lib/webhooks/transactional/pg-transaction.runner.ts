@@ -65,6 +65,7 @@ export function pgTransactionRunner(
     async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;
+      let rolledBack = false;
       // The server may end the connection between statements (restart, pg_terminate_backend): node-postgres
       // then emits 'error' on the checked-out client, which would crash the process without a listener.
       const onError = (error: Error): void => {
@@ -82,6 +83,7 @@ export function pgTransactionRunner(
           } catch (rollbackError) {
             broken = rollbackError instanceof Error ? rollbackError : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
           }
+          rolledBack = true;
           throw error;
         }
         // An error the handler caught has aborted the transaction: PostgreSQL answers COMMIT with
@@ -89,11 +91,13 @@ export function pgTransactionRunner(
         if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
         return result;
       } catch (error) {
-        // BEGIN or COMMIT failed: the connection is in an unknown state, do not reuse it.
-        broken ??=
-          error instanceof Error && !(error instanceof CommitRolledBack) && isConnectionError(error)
-            ? error
-            : undefined;
+        // BEGIN or COMMIT failed: the connection is in an unknown state, do not reuse it. Not only a
+        // socket error: a backend the server ends (pg_terminate_backend, shutdown) answers the statement
+        // in flight with FATAL 57P01 (a SQLSTATE) *before* its socket closes, and a client released then
+        // sat in the pool, still "queryable", until the next delivery got it and failed (503).
+        if (!rolledBack && !(error instanceof CommitRolledBack)) {
+          broken ??= error instanceof Error ? error : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
+        }
         throw error;
       } finally {
         client.off?.('error', onError);
@@ -127,10 +131,4 @@ export function pgTransaction(client: PostgresPoolClient): PaymentsTransaction {
       return result.rows as R[];
     },
   });
-}
-
-/** Errors without a SQLSTATE come from the socket (the server went away), not from a statement. */
-function isConnectionError(error: Error): boolean {
-  const code: unknown = (error as { code?: unknown }).code;
-  return typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code);
 }
