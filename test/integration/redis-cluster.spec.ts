@@ -16,38 +16,24 @@ import {
   startRedisWebhookApp,
   type RedisWebhookApp,
 } from '../fixtures/redis/redis-webhook-app.fixture.js';
-import { createRedis, deleteKeys, quitAll, uniquePrefix, waitFor } from './redis-test.util.js';
+import {
+  REDIS_CLUSTER_NODES,
+  createCluster,
+  createRedis,
+  deleteClusterKeys,
+  deleteKeys,
+  quitAll,
+  uniquePrefix,
+  waitFor,
+} from './redis-test.util.js';
 
 /**
  * The Redis suites on Redis Cluster: `REDIS_CLUSTER_NODES=127.0.0.1:7101,127.0.0.1:7102,...` (CI starts
  * a local 3-master cluster with .ci/redis-cluster.sh). Without it the cluster tests skip locally; with
  * CI=true they must not, so a missing cluster fails the run.
  */
-const NODES = (process.env.REDIS_CLUSTER_NODES ?? '')
-  .split(',')
-  .map((node) => node.trim())
-  .filter((node) => node !== '')
-  .map((node) => {
-    const [host, port] = node.split(':');
-    return { host: host!, port: Number(port) };
-  });
+const NODES = REDIS_CLUSTER_NODES;
 const IN_CI = process.env.CI === 'true';
-
-function createCluster(): Cluster {
-  return new Cluster(NODES, { redisOptions: { maxRetriesPerRequest: 3 } });
-}
-
-/** Deletes every key starting with `prefix` on every master (SCAN per node, never KEYS; one DEL per key: keys of one node may sit in different slots). */
-async function deleteClusterKeys(cluster: Cluster, prefix: string): Promise<void> {
-  for (const node of cluster.nodes('master') as Redis[]) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      for (const key of keys) await node.del(key);
-    } while (cursor !== '0');
-  }
-}
 
 /** How many keys starting with `prefix` each master holds. */
 async function keysPerMaster(cluster: Cluster, prefix: string): Promise<number[]> {

@@ -1,9 +1,47 @@
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 /** The Redis the integration suites use (`REDIS_URL`, default the local one). */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * The Redis Cluster nodes of `REDIS_CLUSTER_NODES=127.0.0.1:7101,127.0.0.1:7102,...` (CI starts a local
+ * 3-master cluster with .ci/redis-cluster.sh); empty when it is not set.
+ */
+export const REDIS_CLUSTER_NODES: { host: string; port: number }[] = (process.env.REDIS_CLUSTER_NODES ?? '')
+  .split(',')
+  .map((node) => node.trim())
+  .filter((node) => node !== '')
+  .map((node) => {
+    const [host, port] = node.split(':');
+    return { host: host!, port: Number(port) };
+  });
+
+/** Cluster suites run when a cluster is given, and always in CI, where a missing cluster must fail the run. */
+export const RUN_CLUSTER_SUITES = REDIS_CLUSTER_NODES.length > 0 || process.env.CI === 'true';
+
+/** A client to the test cluster; close it with `cluster.quit()`. */
+export function createCluster(): Cluster {
+  return new Cluster(REDIS_CLUSTER_NODES, { redisOptions: { maxRetriesPerRequest: 3 } });
+}
+
+/** Deletes every key starting with `prefix` on every master (SCAN per node, never KEYS; one DEL per key: keys of one node may sit in different slots). */
+export async function deleteClusterKeys(cluster: Cluster, prefix: string): Promise<void> {
+  for (const node of cluster.nodes('master') as Redis[]) {
+    let cursor = '0';
+    do {
+      const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      for (const key of keys) await node.del(key);
+    } while (cursor !== '0');
+  }
+}
+
+/** The three keys of one `RedisIdempotencyStore` claim (done marker, lease, state), all under the claim's hash tag. */
+export function redisClaimKeys(prefix: string, key: string): string[] {
+  return ['done', 'lease', 'state'].map((part) => `${prefix}{${key}}:${part}`);
+}
 
 /** A client to the test Redis; close it with `quitAll`. */
 export function createRedis(options: RedisOptions = {}): Redis {

@@ -173,26 +173,31 @@ async function runCell(column: Column, row: FaultRow, restart?: () => Promise<vo
   };
 }
 
+/** Keeps a cell's result; a cell that threw is a failed cell naming the error. */
+function recordCell(column: Column, row: FaultRow, result: Promise<CellResult>): Promise<void> {
+  return result
+    .catch((error: unknown): CellResult => ({
+      runner: column.runner,
+      mode: column.mode,
+      fault: row.fault,
+      answers: [],
+      ledger: -1,
+      inbox: -1,
+      ms: 0,
+      problems: [`threw: ${error instanceof Error ? error.message : String(error)}`],
+    }))
+    .then((cell) => {
+      if (process.env['FAULT_MATRIX_VERBOSE']) process.stderr.write(`${JSON.stringify(cell)}\n`);
+      results.set(cellKey(column.runner, column.mode, row.fault), cell);
+    });
+}
+
 async function runColumn(column: Column): Promise<void> {
-  const record = (row: FaultRow, result: Promise<CellResult>) =>
-    result
-      .catch((error: unknown) => ({
-        runner: column.runner,
-        mode: column.mode,
-        fault: row.fault,
-        answers: [],
-        ledger: -1,
-        inbox: -1,
-        ms: 0,
-        problems: [`threw: ${error instanceof Error ? error.message : String(error)}`],
-      }))
-      .then((result) => {
-        if (process.env['FAULT_MATRIX_VERBOSE']) process.stderr.write(`${JSON.stringify(result)}\n`);
-        results.set(cellKey(column.runner, column.mode, row.fault), result);
-      });
   // Cells that keep the process up run side by side; SIGKILL cells one after the other.
-  await Promise.all(FAULT_ROWS.filter((r) => !r.kill && !r.restart).map((row) => record(row, runCell(column, row))));
-  for (const row of FAULT_ROWS.filter((r) => r.kill)) await record(row, runCell(column, row));
+  await Promise.all(
+    FAULT_ROWS.filter((r) => !r.kill && !r.restart).map((row) => recordCell(column, row, runCell(column, row))),
+  );
+  for (const row of FAULT_ROWS.filter((r) => r.kill)) await recordCell(column, row, runCell(column, row));
 }
 
 describe('fault matrix: exactly-once at every failure point (private PostgreSQL 15, BullMQ on Redis)', () => {
@@ -243,25 +248,14 @@ describe('fault matrix: exactly-once at every failure point (private PostgreSQL 
     );
     await Promise.all(
       columns.map((column, i) =>
-        runCell(column, restartRow, () => {
-          arrivals[i]!.arrive();
-          return restarted;
-        })
-          .catch((error: unknown) => ({
-            runner: column.runner,
-            mode: column.mode,
-            fault: restartRow.fault,
-            answers: [],
-            ledger: -1,
-            inbox: -1,
-            ms: 0,
-            problems: [`threw: ${error instanceof Error ? error.message : String(error)}`],
-          }))
-          .then((result) => {
+        recordCell(
+          column,
+          restartRow,
+          runCell(column, restartRow, () => {
             arrivals[i]!.arrive();
-            if (process.env['FAULT_MATRIX_VERBOSE']) process.stderr.write(`${JSON.stringify(result)}\n`);
-            results.set(cellKey(column.runner, column.mode, restartRow.fault), result);
-          }),
+            return restarted;
+          }).finally(() => arrivals[i]!.arrive()),
+        ),
       ),
     );
     durationMs = Date.now() - started;

@@ -1,9 +1,9 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { deadPort } from '../../redis-test.util.js';
 
 /*
  * A private PostgreSQL 15 cluster for the fault matrix: the cells that restart the server must not
@@ -29,17 +29,6 @@ export interface PrivatePostgres {
   remove(): void;
 }
 
-function spare(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 function asPostgresArgs(command: string, args: string[]): [string, string[]] {
   return process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
 }
@@ -53,7 +42,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   chmodSync(dir, 0o700);
   if (process.getuid?.() === 0) execFileSync('chown', ['postgres:postgres', dir]);
   const data = join(dir, 'data');
-  const port = await spare();
+  const port = await deadPort(); // free a moment ago
   const ctlArgs = (...args: string[]) => [
     '-D',
     data,

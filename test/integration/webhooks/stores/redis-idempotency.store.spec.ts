@@ -7,7 +7,11 @@ import {
 } from '../../../../lib/webhooks/stores/redis-idempotency.store.js';
 import { describeIdempotencyStore } from '../../../../lib/testing/index.js';
 import {
+  RUN_CLUSTER_SUITES,
+  createCluster,
   createRedis,
+  deleteClusterKeys,
+  redisClaimKeys,
   createUnreachableRedis,
   deadPort,
   deleteKeys,
@@ -23,10 +27,6 @@ export type AcceptsIoredisCluster = Expect<Cluster extends RedisScriptClient ? t
 
 const LONG_LEASE_MS = 60_000;
 const RETENTION_MS = 60_000;
-
-/** The three keys of one claim (done marker, lease, state), all under the claim's hash tag. */
-const claimKeys = (prefix: string, key: string): string[] =>
-  ['done', 'lease', 'state'].map((part) => `${prefix}{${key}}:${part}`);
 
 // The contract every store keeps (claim races, tokens, expiry, release, retention, renewal), on one node.
 describe('RedisIdempotencyStore contract (real Redis)', () => {
@@ -44,7 +44,7 @@ describe('RedisIdempotencyStore contract (real Redis)', () => {
     () => new RedisIdempotencyStore(client, { keyPrefix: contractPrefix }),
     {
       forget: async (_store, key) => {
-        await client.del(...claimKeys(contractPrefix, key));
+        await client.del(...redisClaimKeys(contractPrefix, key));
       },
     },
   );
@@ -55,28 +55,14 @@ describe('RedisIdempotencyStore contract (real Redis)', () => {
  * script, renew included, touches only keys of one hash tag, or the cluster refuses it (CROSSSLOT).
  * Skipped without a cluster, except in CI where a missing cluster must fail the run.
  */
-const CLUSTER_NODES = (process.env.REDIS_CLUSTER_NODES ?? '')
-  .split(',')
-  .map((node) => node.trim())
-  .filter((node) => node !== '')
-  .map((node) => ({ host: node.split(':')[0]!, port: Number(node.split(':')[1]) }));
-const onCluster = CLUSTER_NODES.length > 0 || process.env.CI === 'true';
-(onCluster ? describe : describe.skip)('RedisIdempotencyStore contract (real Redis Cluster)', () => {
+(RUN_CLUSTER_SUITES ? describe : describe.skip)('RedisIdempotencyStore contract (real Redis Cluster)', () => {
   const contractPrefix = uniquePrefix('cluster-contract');
   let cluster: Cluster;
   beforeAll(() => {
-    cluster = new Cluster(CLUSTER_NODES, { redisOptions: { maxRetriesPerRequest: 3 } });
+    cluster = createCluster();
   });
   afterAll(async () => {
-    // One DEL per key (SCAN per master): keys of one node may sit in different slots.
-    for (const node of cluster.nodes('master') as Redis[]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await node.scan(cursor, 'MATCH', `${contractPrefix}*`, 'COUNT', 500);
-        cursor = next;
-        for (const key of keys) await node.del(key);
-      } while (cursor !== '0');
-    }
+    await deleteClusterKeys(cluster, contractPrefix);
     await cluster.quit().catch(() => cluster.disconnect());
   });
   describeIdempotencyStore(
@@ -84,7 +70,7 @@ const onCluster = CLUSTER_NODES.length > 0 || process.env.CI === 'true';
     () => new RedisIdempotencyStore(cluster, { keyPrefix: contractPrefix }),
     {
       forget: async (_store, key) => {
-        await cluster.del(...claimKeys(contractPrefix, key));
+        await cluster.del(...redisClaimKeys(contractPrefix, key));
       },
     },
   );

@@ -4,7 +4,6 @@ import { Logger } from '@nestjs/common';
 import {
   MemoryIdempotencyStore,
   PaymentEventsRegistry,
-  type IdempotencyClaim,
   type IdempotencyStore,
   type PaymentEvent,
   type PaymentsRuntime,
@@ -17,28 +16,7 @@ import { createPaymentEvent } from '../../../../lib/testing/index.js';
 import { CapturingLogger } from '../../../fixtures/webhooks/capturing.logger.js';
 import { deferred } from '../../../fixtures/webhooks/deferred.js';
 import { API_KEY, fixtureOptions } from '../../../fixtures/webhooks/webhook-app.fixture.js';
-
-/** A memory store whose `renew` answers can be scripted, and which records every renewal. */
-class ScriptedStore implements IdempotencyStore {
-  readonly inner = new MemoryIdempotencyStore();
-  renewals: Array<{ key: string; leaseMs: number }> = [];
-  answer: 'own' | 'lost' | 'error' = 'own';
-  claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    return this.inner.claim(key, leaseMs);
-  }
-  complete(key: string, token: string, retentionMs: number): Promise<void> {
-    return this.inner.complete(key, token, retentionMs);
-  }
-  release(key: string, token: string): Promise<void> {
-    return this.inner.release(key, token);
-  }
-  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    this.renewals.push({ key, leaseMs });
-    if (this.answer === 'error') throw new Error('store down');
-    if (this.answer === 'lost') return false;
-    return this.inner.renew(key, token, leaseMs);
-  }
-}
+import { ScriptedRenewStore } from '../../../fixtures/webhooks/scripted-renew.store.js';
 
 const runtime: PaymentsRuntime = { now: () => 1_000, sleep: async () => undefined, random: () => 0.5 };
 const noIntents = {
@@ -82,7 +60,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('renews every claimTtlSeconds / 3 while an async handler runs, and stops when it ends', async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
-    const store = new ScriptedStore();
+    const store = new ScriptedRenewStore();
     const dispatcher = dispatcherOver(store);
     const gate = deferred();
     registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
@@ -104,7 +82,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('stops renewing when the handler rejects, and releases the claim as before', async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
-    const store = new ScriptedStore();
+    const store = new ScriptedRenewStore();
     const dispatcher = dispatcherOver(store);
     let fail!: (error: Error) => void;
     const running = new Promise<void>((_resolve, reject) => {
@@ -124,7 +102,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('logs a lost lease (event id and handler id, no secret), counts it, and stops renewing', async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
-    const store = new ScriptedStore();
+    const store = new ScriptedRenewStore();
     store.answer = 'lost';
     const leaseLost = jest.spyOn(telemetry, 'leaseLost');
     const dispatcher = dispatcherOver(store);
@@ -148,7 +126,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('logs and counts a failed renewal as a store error, and keeps trying', async () => {
     jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask', 'setImmediate'] });
-    const store = new ScriptedStore();
+    const store = new ScriptedRenewStore();
     store.answer = 'error';
     const storeError = jest.spyOn(telemetry, 'storeError');
     const dispatcher = dispatcherOver(store);
