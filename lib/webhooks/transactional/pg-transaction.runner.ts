@@ -65,40 +65,39 @@ export function pgTransactionRunner(
     async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: Error | undefined;
-      let rolledBack = false;
       // The server may end the connection between statements (restart, pg_terminate_backend): node-postgres
       // then emits 'error' on the checked-out client, which would crash the process without a listener.
       const onError = (error: Error): void => {
         broken = error;
       };
       client.on?.('error', onError);
+      // BEGIN, ROLLBACK or COMMIT failed: the connection is in an unknown state, do not reuse it. Not only a
+      // socket error: a backend the server ends (pg_terminate_backend, shutdown) answers the statement in
+      // flight with FATAL 57P01 (a SQLSTATE) *before* its socket closes, and a client released then sat in
+      // the pool, still "queryable", until the next delivery got it and failed (503).
+      const control = async (text: string): Promise<{ command?: string }> => {
+        try {
+          return await client.query(text);
+        } catch (error) {
+          broken ??= error instanceof Error ? error : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
+          throw error;
+        }
+      };
       try {
-        await client.query(begin);
+        await control(begin);
         let result: T;
         try {
           result = await work(pgTransaction(client));
         } catch (error) {
-          try {
-            await client.query('ROLLBACK');
-          } catch (rollbackError) {
-            broken = rollbackError instanceof Error ? rollbackError : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
-          }
-          rolledBack = true;
+          // The handler's error is the answer; a failed ROLLBACK only marks the connection broken.
+          await control('ROLLBACK').catch(() => undefined);
           throw error;
         }
         // An error the handler caught has aborted the transaction: PostgreSQL answers COMMIT with
-        // ROLLBACK (no error). Nothing was committed: fail, so the inbox releases the claim (503).
-        if ((await client.query('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
+        // ROLLBACK (no error). Nothing was committed: fail, so the inbox releases the claim (503). The
+        // connection itself is fine.
+        if ((await control('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
         return result;
-      } catch (error) {
-        // BEGIN or COMMIT failed: the connection is in an unknown state, do not reuse it. Not only a
-        // socket error: a backend the server ends (pg_terminate_backend, shutdown) answers the statement
-        // in flight with FATAL 57P01 (a SQLSTATE) *before* its socket closes, and a client released then
-        // sat in the pool, still "queryable", until the next delivery got it and failed (503).
-        if (!rolledBack && !(error instanceof CommitRolledBack)) {
-          broken ??= error instanceof Error ? error : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
-        }
-        throw error;
       } finally {
         client.off?.('error', onError);
         client.release(broken ?? undefined);
