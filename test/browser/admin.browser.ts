@@ -98,7 +98,9 @@ describe('sample operator view in a browser (queued mode)', () => {
     await page.goto(`${stack.url}/admin`);
     await page.locator('#token').fill(TOKEN);
     await page.locator('#sign-in').click();
-    await expect(page.locator('body').getAttribute('data-processing', { timeout: 30_000 })).resolves.toBe('queue');
+    // The page sets data-processing once the signed-in overview has loaded: wait for it, then read it.
+    await page.locator('body[data-processing]').waitFor({ timeout: 30_000 });
+    await expect(page.locator('body').getAttribute('data-processing')).resolves.toBe('queue');
     const row = page.locator('#failed-table tbody tr', { hasText: 'payment_intent.succeeded' });
     await row.waitFor({ timeout: 30_000 });
     const eventId = (await row.getAttribute('data-event-id'))!;
