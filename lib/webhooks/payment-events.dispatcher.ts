@@ -18,6 +18,7 @@ import { isPromiseLike, toPromise, type Pending } from '../core/payments.pending
 import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
+import { retryReleaseLater } from './stores/claim-release.retry.js';
 
 /** How one handler fared with one event. */
 export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
@@ -350,23 +351,26 @@ export class PaymentEventsDispatcher {
       try {
         run.store.releaseNow(run.key, token);
       } catch (releaseError) {
-        this.releaseFailed(run, releaseError);
+        this.releaseFailed(run, token, releaseError);
       }
       return failed;
     }
     return this.store.release(run.key, token).then(
       () => failed,
       (releaseError: unknown) => {
-        this.releaseFailed(run, releaseError);
+        this.releaseFailed(run, token, releaseError);
         return failed;
       },
     );
   }
 
-  private releaseFailed(run: HandlerRun, error: unknown): void {
-    // The lease then expires after claimTtlSeconds and a later delivery runs the handler again.
-    this.logger.error(`Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(error)}`);
+  private releaseFailed(run: HandlerRun, token: string, error: unknown): void {
+    // Retried in the background for ~30 s, else the lease ends after claimTtlSeconds (409 until then).
+    this.logger.error(
+      `Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(error)}; retrying in the background`,
+    );
     this.telemetry.storeError('release');
+    retryReleaseLater(this.store, run.key, token);
   }
 }
 

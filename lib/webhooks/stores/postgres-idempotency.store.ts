@@ -13,6 +13,7 @@ import {
   type PostgresQueryResult,
   type PreparedQueryable,
 } from './postgres-sql.util.js';
+import { watchPostgresPoolErrors } from './postgres-pool-errors.js';
 
 /** Default table of `PostgresIdempotencyStore`. */
 export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
@@ -125,6 +126,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         'pass a pg Pool: new PostgresIdempotencyStore(new Pool({ connectionString }))',
       );
     }
+    watchPostgresPoolErrors(pool);
     const table = options.table ?? DEFAULT_POSTGRES_IDEMPOTENCY_TABLE;
     this.table = quotePostgresTable(table, 'PostgresIdempotencyStore table');
     this.#attemptsTtlMs =

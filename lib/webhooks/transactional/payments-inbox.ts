@@ -16,6 +16,7 @@ import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
+import { retryReleaseLater } from '../stores/claim-release.retry.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
@@ -204,8 +205,10 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     try {
       await this.store.release(key, token);
     } catch (error) {
-      // The lease then expires after claimTtlSeconds; the inbox already keeps copies apart.
-      this.logger.warn(`Could not release the claim of ${where}: ${describe(error)}`);
+      // Retried in the background for ~30 s, else the lease ends after claimTtlSeconds; until then a
+      // redelivery is answered 409 (the inbox already keeps copies apart).
+      this.logger.warn(`Could not release the claim of ${where}: ${describe(error)}; retrying in the background`);
+      retryReleaseLater(this.store, key, token);
     }
   }
 

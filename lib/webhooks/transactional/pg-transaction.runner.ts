@@ -5,6 +5,7 @@ import {
   type PostgresPoolClient,
   type PreparedQueryable,
 } from '../stores/postgres-sql.util.js';
+import { watchPostgresPoolErrors } from '../stores/postgres-pool-errors.js';
 import { ROLLBACK_FAILED_MESSAGE } from '../payments-webhooks.messages.js';
 import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
 
@@ -53,6 +54,7 @@ export function pgTransactionRunner(
       'pass pgTransactionRunner(new Pool({ connectionString }))',
     );
   }
+  watchPostgresPoolErrors(pool);
   const begin = options.begin ?? 'BEGIN';
   if (!/^BEGIN\b/i.test(begin) || begin.includes(';')) {
     throw new PaymentsConfigurationError(

@@ -9,6 +9,9 @@
  *   SECRET      the Standard Webhooks secret
  *   KILL        e.g. 'in-handler:0.05,before-commit:0.05,after-commit:0.05' (probability per point, chaos)
  *   SEED        seed of the kill decisions
+ *   STORE       'postgres': PostgresIdempotencyStore on the same pool (else the memory store, or Redis)
+ *   POOL_MAX    size of the pool (default 10)
+ *   NO_POOL_LISTENER  '1': the app attaches no pool 'error' listener of its own
  * Prints `listening <port>` once ready. Handler failures a test asks for: event metadata.fail = 'once'.
  */
 import 'reflect-metadata';
@@ -18,6 +21,7 @@ import pg from 'pg';
 import {
   OnPaymentEvent,
   PaymentsModule,
+  PostgresIdempotencyStore,
   RedisIdempotencyStore,
   clsTransactionRunner,
   pgTransactionRunner,
@@ -62,8 +66,9 @@ function maybeKill(point: string): void {
   if (odds !== undefined && random() < odds) process.kill(process.pid, 'SIGKILL');
 }
 
-const pool = new pg.Pool({ connectionString: PG_URL, max: 10 });
-pool.on('error', () => undefined);
+const pool = new pg.Pool({ connectionString: PG_URL, max: Number(process.env['POOL_MAX'] ?? '10') });
+// NO_POOL_LISTENER=1: the app forgot `pool.on('error')`; the store and the runner must keep it alive.
+if (process.env['NO_POOL_LISTENER'] !== '1') pool.on('error', () => undefined);
 
 const DB = Symbol('DB');
 
@@ -213,8 +218,9 @@ async function main(): Promise<void> {
     'CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)',
   );
   const cls = MODE === 'inbox' && ORM !== 'pg' ? await clsImports() : { imports: [], providers: [] };
-  let store: RedisIdempotencyStore | undefined;
+  let store: RedisIdempotencyStore | PostgresIdempotencyStore | undefined;
   let redis: { quit(): Promise<unknown> } | undefined;
+  if (process.env['STORE'] === 'postgres') store = new PostgresIdempotencyStore(pool);
   if (MODE === 'redis') {
     const { Redis } = await import('ioredis');
     const client = new Redis(env('REDIS_URL', 'redis://127.0.0.1:6379'));

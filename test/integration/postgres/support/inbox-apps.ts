@@ -49,6 +49,8 @@ export interface MerchantProcess {
   /** Resolves when the process has exited (any way). */
   exited: Promise<number | null>;
   stderr(): string;
+  /** What it printed on stdout (Nest's warn and log lines), the last 20 kB. */
+  stdout(): string;
 }
 
 /** Starts the merchant app and resolves once it listens (or rejects with its stderr when it exits first). */
@@ -66,12 +68,19 @@ export function startMerchant(main: string, env: Record<string, string>, timeout
       reject(new Error(`merchant did not start within ${timeoutMs} ms: ${err}`));
     }, timeoutMs);
     child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
+      out = (out + chunk.toString()).slice(-20_000);
       const match = /listening (\d+)/.exec(out);
       if (match) {
         clearTimeout(timer);
         const port = Number(match[1]);
-        resolve({ port, url: `http://127.0.0.1:${port}/payments/webhooks`, child, exited, stderr: () => err });
+        resolve({
+          port,
+          url: `http://127.0.0.1:${port}/payments/webhooks`,
+          child,
+          exited,
+          stderr: () => err,
+          stdout: () => out,
+        });
       }
     });
     void exited.then((code) => {

@@ -1,0 +1,52 @@
+import { Logger } from '@nestjs/common';
+
+/** The part of a node-postgres `Pool` (an EventEmitter) that `watchPostgresPoolErrors` needs. */
+interface PoolEvents {
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  on(event: 'connect', listener: (client: unknown) => void): unknown;
+}
+
+/** At most one line per pool in this window; the lines left out are counted in the next one. */
+const LOG_WINDOW_MS = 30_000;
+const watched = new WeakSet<object>();
+const logger = new Logger('PaymentsPostgres');
+
+/**
+ * Keeps a PostgreSQL restart (or `pg_terminate_backend`, a failover, an idle timeout on a proxy) from
+ * killing the process: node-postgres emits `'error'` on the pool when an idle pooled connection ends,
+ * and on a checked-out client when its connection ends between two statements (e.g. inside an ORM's
+ * transaction), and an `'error'` event with no listener is an uncaught exception. This attaches one
+ * listener per pool (whoever else listens too) and one per client the pool connects from now on; the
+ * pool itself drops the dead connection and opens a new one when asked. Logged as a warning, at most
+ * one line per pool every 30 s, with the SQLSTATE and the server's message (no connection string).
+ * Anything that is not an EventEmitter (a `Client`-like double in tests) is left alone.
+ */
+export function watchPostgresPoolErrors(pool: unknown): void {
+  if (pool === null || typeof pool !== 'object' || typeof (pool as { on?: unknown }).on !== 'function') return;
+  if (watched.has(pool)) return;
+  watched.add(pool);
+  let windowEnds = 0;
+  let left = 0;
+  const onError = (error: Error): void => {
+    const now = Date.now();
+    if (now < windowEnds) {
+      left += 1;
+      return;
+    }
+    windowEnds = now + LOG_WINDOW_MS;
+    const code = (error as { code?: unknown }).code;
+    const more = left > 0 ? ` (${left} more since the last line)` : '';
+    left = 0;
+    logger.warn(
+      `A PostgreSQL connection of the pool ended${typeof code === 'string' ? ` (${code})` : ''}: ${String(error?.message).slice(0, 200)}. ` +
+        `The pool drops it and connects again when needed${more}.`,
+    );
+  };
+  const events = pool as PoolEvents;
+  events.on('error', onError);
+  events.on('connect', (client) => {
+    if (client !== null && typeof client === 'object' && typeof (client as { on?: unknown }).on === 'function') {
+      (client as PoolEvents).on('error', onError);
+    }
+  });
+}
