@@ -30,9 +30,13 @@ afterAll(() => {
   build?.remove();
 });
 
-describe.each(['typeorm', 'drizzle'] as const)(
-  '@nestjs-cls/transactional with %s (real PostgreSQL, own process)',
-  (orm) => {
+describe.each([
+  ['typeorm', 'typeorm', /^typeorm 0\.3\./m],
+  ['typeorm', 'typeorm-1', /^typeorm 1\./m],
+  ['drizzle', '', undefined],
+] as const)(
+  '@nestjs-cls/transactional with %s %s (real PostgreSQL, own process)',
+  (orm, typeormPackage, typeormVersion) => {
     let db: TestDatabase;
     let merchant: MerchantProcess;
 
@@ -47,12 +51,24 @@ describe.each(['typeorm', 'drizzle'] as const)(
 
     beforeAll(async () => {
       db = await createTestDatabase(`cls_${orm}`);
-      merchant = await startMerchant(build.main, { PG_URL: db.url, ORM: orm, MODE: 'inbox', SECRET: CURRENT_SECRET });
+      merchant = await startMerchant(build.main, {
+        PG_URL: db.url,
+        ORM: orm,
+        MODE: 'inbox',
+        SECRET: CURRENT_SECRET,
+        ...(typeormPackage ? { TYPEORM_PACKAGE: typeormPackage } : {}),
+      });
     }, 90_000);
     afterAll(async () => {
       await stopMerchant(merchant);
       await db?.drop();
     });
+
+    if (typeormVersion) {
+      it('runs on the TypeORM major it names', () => {
+        expect(merchant.stdout()).toMatch(typeormVersion);
+      });
+    }
 
     it('commits the @Transactional() service writes with their completion records (200); a redelivery adds nothing', async () => {
       const event = createPaymentEvent('payment_intent.succeeded');

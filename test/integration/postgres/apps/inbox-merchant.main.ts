@@ -10,6 +10,7 @@
  *   KILL        e.g. 'in-handler:0.05,before-commit:0.05,after-commit:0.05' (probability per point, chaos)
  *   SEED        seed of the kill decisions
  *   STORE       'postgres': PostgresIdempotencyStore on the same pool (else the memory store, or Redis)
+ *   TYPEORM_PACKAGE  'typeorm' (0.3, default) or 'typeorm-1' (1.x)
  *   POOL_MAX    size of the pool (default 10)
  *   NO_POOL_LISTENER  '1': the app attaches no pool 'error' listener of its own
  * Prints `listening <port>` once ready. Handler failures a test asks for: event metadata.fail = 'once'.
@@ -142,7 +143,13 @@ async function clsImports(): Promise<{ imports: DynamicModule[]; providers: unkn
   let dbInstance: unknown;
   let adapter: unknown;
   if (ORM === 'typeorm') {
-    const { DataSource, EntitySchema } = await import('typeorm');
+    // TYPEORM_PACKAGE=typeorm-1: TypeORM 1.x (a devDependency alias); the CLS adapter uses typeorm's types only.
+    const typeormPackage = process.env['TYPEORM_PACKAGE'] ?? 'typeorm';
+    const { DataSource, EntitySchema } = (await import(typeormPackage)) as typeof import('typeorm');
+    const { readFileSync } = await import('node:fs');
+    const manifest = `${process.cwd()}/node_modules/${typeormPackage}/package.json`; // not in typeorm's exports map
+    const typeormVersion = (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version;
+    process.stdout.write(`typeorm ${typeormVersion}\n`);
     const Ledger = new EntitySchema({
       name: 'ledger',
       tableName: 'ledger',
