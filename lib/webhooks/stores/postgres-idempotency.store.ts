@@ -98,6 +98,7 @@ CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${q
  *
  * @example
  * const pool = new Pool({ connectionString: process.env.DATABASE_URL });
+ * pool.on('error', (error) => logger.warn(error.message)); // the store listens too: a restart never crashes
  * PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new PostgresIdempotencyStore(pool) } })
  */
 export class PostgresIdempotencyStore implements IdempotencyStore {
