@@ -17,11 +17,11 @@ export function renderAdminPage(nonce: string): string {
   header { background: #24292f; color: #fff; }
   header .bar { max-width: 1100px; margin: 0 auto; padding: 12px 16px; display: flex; align-items: center; gap: 12px; }
   header h1 { font-size: 1.05rem; margin: 0; flex: 1; }
-  .badge { font-size: .7rem; font-weight: 700; letter-spacing: .04em; text-transform: uppercase; background: #fff8c5; color: #7d4e00; border-radius: 999px; padding: 2px 9px; }
+  .badge { font-size: .7rem; font-weight: 700; letter-spacing: .04em; text-transform: uppercase; background: #fff8c5; color: #7d4e00; border-radius: 999px; padding: 2px 9px; white-space: nowrap; }
   main { max-width: 1100px; margin: 18px auto; padding: 0 16px; }
-  .card { background: #fff; border: 1px solid #d0d7de; border-radius: 10px; padding: 14px 16px; margin: 14px 0; }
+  .card { background: #fff; border: 1px solid #d0d7de; border-radius: 10px; padding: 14px 16px; margin: 14px 0; overflow-x: auto; } /* wide tables scroll inside their card */
   .card h2 { font-size: .95rem; margin: 0 0 8px; }
-  .tiles { display: grid; grid-template-columns: repeat(6, 1fr); gap: 10px; }
+  .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(100px, 1fr)); gap: 10px; } /* 6 across, fewer on a phone */
   .tile { background: #fff; border: 1px solid #d0d7de; border-radius: 10px; padding: 10px 12px; }
   .tile .n { font-size: 1.5rem; font-weight: 700; }
   .tile .l { color: #656d76; font-size: .8rem; }
@@ -37,7 +37,7 @@ export function renderAdminPage(nonce: string): string {
   button { font: inherit; padding: 5px 12px; border-radius: 6px; border: 1px solid #1f6feb; background: #1f6feb; color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: #1f6feb; }
   button:disabled { opacity: .5; cursor: default; }
-  input { font: inherit; padding: 6px 8px; border: 1px solid #d0d7de; border-radius: 6px; width: 320px; }
+  input { font: inherit; padding: 6px 8px; border: 1px solid #d0d7de; border-radius: 6px; width: 320px; max-width: 100%; box-sizing: border-box; }
   #message { min-height: 1.2em; }
 </style>
 </head>
@@ -190,7 +190,8 @@ export function renderAdminPage(nonce: string): string {
       tr.appendChild(el('td', time(order.createdAt))); tr.appendChild(cellCode(order.id));
       tr.appendChild(el('td', money(order.amount, order.currency)));
       var st = el('td'); st.appendChild(pill(order.status, kindOf(order.status)));
-      if (order.action) st.appendChild(el('span', ' needs ' + order.action.replace(/_/g, ' '), 'muted'));
+      // 'requires_capture' -> 'needs capture'
+      if (order.action) st.appendChild(el('span', ' needs ' + order.action.replace(/^requires_/, '').replace(/_/g, ' '), 'muted'));
       tr.appendChild(st);
       var td = el('td');
       if (order.status === 'pending') {

@@ -53,9 +53,9 @@ export function renderShopCheckoutPage(nonce: string, settings: ShopPageSettings
 <style nonce="${nonce}">
   body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0; background: #f4f5f7; color: #1f2328; }
   header { background: #fff; border-bottom: 1px solid #d0d7de; }
-  header .bar { max-width: 720px; margin: 0 auto; padding: 14px 16px; display: flex; align-items: center; justify-content: space-between; }
+  header .bar { max-width: 720px; margin: 0 auto; padding: 14px 16px; display: flex; align-items: center; justify-content: space-between; gap: 8px; }
   .logo { font-weight: 800; font-size: 1.2rem; letter-spacing: -.01em; margin: 0; }
-  .badge { font-size: .72rem; font-weight: 700; letter-spacing: .04em; text-transform: uppercase; background: #fff8c5; color: #7d4e00; border: 1px solid #d4a72c; border-radius: 999px; padding: 3px 10px; }
+  .badge { font-size: .72rem; font-weight: 700; letter-spacing: .04em; text-transform: uppercase; background: #fff8c5; color: #7d4e00; border: 1px solid #d4a72c; border-radius: 999px; padding: 3px 10px; white-space: nowrap; }
   main { max-width: 720px; margin: 24px auto; padding: 0 16px; }
   .card { background: #fff; border: 1px solid #d0d7de; border-radius: 12px; padding: 20px; margin: 16px 0; }
   .product { display: flex; gap: 16px; align-items: center; }

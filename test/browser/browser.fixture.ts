@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, resolve } from 'node:path';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { chromium, type Browser, type Frame, type FrameLocator, type Page } from 'playwright-core';
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 
@@ -58,3 +58,22 @@ export const STATE_NAMES = [
 ];
 
 export const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i;
+
+/** A card number the simulator answers with `requires_capture` (the order waits for one more step). */
+export const ACTION_CARD = '4000 0000 0000 3220';
+
+/** Waits for the form to have the embed token (its Pay button enables), types `card` if given, presses `button`. */
+export async function pressInForm(
+  page: Page,
+  form: FrameLocator,
+  sectionId: string,
+  button: string,
+  card?: string,
+): Promise<void> {
+  await page.locator(`#${sectionId}[data-stage="token-sent"]`).waitFor();
+  if (card !== undefined) await form.locator('#card-number').fill(card);
+  // Playwright waits for the button to be enabled: the form enables it once the token arrived.
+  await form.locator(button).click();
+  // Confirmed: the form told the page (which may already have settled and removed the form).
+  await page.locator(`#${sectionId}:not([data-stage="token-sent"])`).waitFor();
+}

@@ -1,9 +1,17 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Browser, BrowserContext, FrameLocator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { OrdersRepository } from '../../sample/orders/orders.repository.js';
 import { startSampleStack, type SampleStack } from '../e2e/sample/sample-stack.fixture.js';
-import { launchChromium, screenshotPath, STATE_NAMES, UUID, visibleText } from './browser.fixture.js';
+import {
+  ACTION_CARD,
+  launchChromium,
+  pressInForm,
+  screenshotPath,
+  STATE_NAMES,
+  UUID,
+  visibleText,
+} from './browser.fixture.js';
 
 /**
  * The sample's checkout page in a real browser: the shopper presses Buy, pays inside the simulator's
@@ -13,23 +21,6 @@ import { launchChromium, screenshotPath, STATE_NAMES, UUID, visibleText } from '
  * Saves docs/checkout-form.png, docs/checkout-paid.png and docs/checkout-failed.png with UPDATE_SCREENSHOTS=1.
  */
 const DECLINED_CARD = '4000 0000 0000 0002';
-const ACTION_CARD = '4000 0000 0000 3220';
-
-/** Waits for the form to have the embed token (its Pay button enables), types `card` if given, presses `button`. */
-async function pressInForm(
-  page: Page,
-  form: FrameLocator,
-  sectionId: string,
-  button: string,
-  card?: string,
-): Promise<void> {
-  await page.locator(`#${sectionId}[data-stage="token-sent"]`).waitFor();
-  if (card !== undefined) await form.locator('#card-number').fill(card);
-  // Playwright waits for the button to be enabled: the form enables it once the token arrived.
-  await form.locator(button).click();
-  // Confirmed: the form told the page (which may already have settled and removed the form).
-  await page.locator(`#${sectionId}:not([data-stage="token-sent"])`).waitFor();
-}
 
 /** The order the page created, as the server holds it. */
 function orderOf(stack: SampleStack, orderId: string | null) {

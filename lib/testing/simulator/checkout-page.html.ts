@@ -67,8 +67,8 @@ export function renderCheckoutPage(
 <title>Checkout (test mode)</title>
 <style nonce="${nonce}">
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;padding:14px 16px;color:#1f2328;background:#fff;font-size:15px}
-.top{display:flex;justify-content:space-between;align-items:center;margin-bottom:10px}
-.badge{font-size:11px;font-weight:700;letter-spacing:.04em;text-transform:uppercase;background:#fff8c5;color:#7d4e00;border:1px solid #d4a72c;border-radius:999px;padding:2px 8px}
+.top{display:flex;justify-content:space-between;align-items:center;gap:8px;margin-bottom:10px}
+.badge{font-size:11px;font-weight:700;letter-spacing:.04em;text-transform:uppercase;background:#fff8c5;color:#7d4e00;border:1px solid #d4a72c;border-radius:999px;padding:2px 8px;white-space:nowrap}
 .brand{font-size:12px;color:#656d76}
 h1{font-size:18px;margin:0 0 2px}
 #amount{margin:0 0 12px;color:#656d76}
