@@ -1,9 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
-import ts from 'typescript';
-
-const root = process.cwd();
+import { join } from 'node:path';
+import { transpileToCache } from '../../../fixtures/transpile.fixture.js';
 
 /** JavaScript of lib/ and the merchant app, transpiled (no type check: `npm run typecheck` does that) into a folder under node_modules/.cache. */
 export interface InboxAppsBuild {
@@ -11,35 +8,9 @@ export interface InboxAppsBuild {
   remove(): void;
 }
 
-function tsFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return tsFiles(path);
-    return name.endsWith('.ts') && !name.endsWith('.d.ts') ? [path] : [];
-  });
-}
-
 export function buildInboxApps(): InboxAppsBuild {
-  const out = join(root, 'node_modules', '.cache', `payments-inbox-apps-${process.pid}-${Date.now()}`);
-  const options: ts.CompilerOptions = {
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.ES2022,
-    experimentalDecorators: true,
-    emitDecoratorMetadata: true,
-    esModuleInterop: true,
-    isolatedModules: true,
-  };
-  for (const file of [...tsFiles(join(root, 'lib')), ...tsFiles(join(root, 'test/integration/postgres/apps'))]) {
-    const output = ts.transpileModule(readFileSync(file, 'utf8'), { compilerOptions: options, fileName: file });
-    const target = join(out, relative(root, file)).replace(/\.ts$/, '.js');
-    mkdirSync(dirname(target), { recursive: true });
-    writeFileSync(target, output.outputText);
-  }
-  writeFileSync(join(out, 'package.json'), JSON.stringify({ type: 'module' }));
-  return {
-    main: join(out, 'test/integration/postgres/apps/inbox-merchant.main.js'),
-    remove: () => rmSync(out, { recursive: true, force: true }),
-  };
+  const build = transpileToCache('payments-inbox-apps', ['lib', 'test/integration/postgres/apps']);
+  return { main: join(build.dir, 'test/integration/postgres/apps/inbox-merchant.main.js'), remove: build.remove };
 }
 
 export interface MerchantProcess {
