@@ -8,7 +8,6 @@ import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from './payment-event.context.js';
 import type { PaymentEvent } from './payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from './payment-events.registry.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import type { PaymentDeliveryListener } from './journal/payment-delivery-listener.interface.js';
 import { notifyDeliveryListener, toHandlerRecords } from './journal/payment-delivery-listener.util.js';
 import { IdempotencyStore, type IdempotencyClaim } from './stores/idempotency-store.interface.js';
@@ -19,6 +18,7 @@ import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { retryReleaseLater } from './stores/claim-release.retry.js';
+import { webhooksLogger } from './payments-webhooks.logger.js';
 
 /** How one handler fared with one event. */
 export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
@@ -69,7 +69,7 @@ export interface DispatchMeta {
  */
 @Injectable()
 export class PaymentEventsDispatcher {
-  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly logger: Logger;
   /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
   private readonly busyLog = new WebhookLogSampler({
     write: (line) => this.logger.warn(line),
@@ -92,6 +92,7 @@ export class PaymentEventsDispatcher {
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
     @Optional() @Inject(PaymentsInbox) private readonly inbox?: PaymentsInbox,
   ) {
+    this.logger = webhooksLogger(webhooks);
     this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
     this.keyPrefix = webhooks ? webhooks.storeKeyPrefix : '';
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;

@@ -61,6 +61,8 @@ export interface ResolvedWebhooksOptions {
    * before), '<name>:' for a named one, so instances sharing one store never share a claim.
    */
   storeKeyPrefix: string;
+  /** The instance's name when it has one (not the unnamed instance): its log lines carry it. */
+  instance?: string;
   path: string;
   verifier: WebhookVerifier;
   endpointIds: ReadonlySet<string> | undefined;

@@ -3,7 +3,7 @@ import {
   DEFAULT_RETENTION_SECONDS,
   DEFAULT_WEBHOOKS_PATH,
 } from '../core/payments.defaults.js';
-import { paymentsInstanceKeyPrefix } from '../core/payments.instance.js';
+import { isDefaultPaymentsInstance, paymentsInstanceKeyPrefix } from '../core/payments.instance.js';
 import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
@@ -121,6 +121,7 @@ export function validateWebhooksOptions(
 
   return {
     storeKeyPrefix: paymentsInstanceKeyPrefix(instance),
+    ...(isDefaultPaymentsInstance(instance) ? {} : { instance }),
     path,
     verifier: verifier as unknown as ResolvedWebhooksOptions['verifier'],
     endpointIds,

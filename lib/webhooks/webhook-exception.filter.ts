@@ -8,12 +8,12 @@ import {
   type ExceptionFilter,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import { deliveryTelemetryOf } from '../telemetry/delivery-telemetry.request.js';
 import { notifyDeliveryListener } from './journal/payment-delivery-listener.util.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
+import { webhooksLogger } from './payments-webhooks.logger.js';
 
 /**
  * Scoped to the webhook controller, so it runs before any global filter of the host app: refused
@@ -22,12 +22,14 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
  */
 @Catch()
 export class WebhookExceptionFilter implements ExceptionFilter {
-  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly logger: Logger;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     @Optional() @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks?: ResolvedWebhooksOptions | false,
-  ) {}
+  ) {
+    this.logger = webhooksLogger(webhooks);
+  }
 
   /** Tells the opt-in `webhooks.deliveryListener` of a refused delivery: status and reason only. */
   private rejected(status: number, reason: string): void {

@@ -116,8 +116,8 @@ export class WebhookSecretMismatchDetector {
     if (this.#failures.length > 0) this.#failures = [];
   }
 
-  /** A delivery failed the signature check. */
-  invalid(route: string): void {
+  /** A delivery failed the signature check; `route` as served (a function: worked out only for the warning). */
+  invalid(route: string | (() => string)): void {
     const now = this.now();
     this.#failures.push(now);
     if (this.#failures.length > this.threshold) this.#failures.shift();
@@ -125,7 +125,7 @@ export class WebhookSecretMismatchDetector {
     if (now - this.#lastWarnedAt < this.quietMs) return;
     this.#lastWarnedAt = now;
     this.write(
-      `${this.threshold} deliveries in a row to ${route} failed the signature check within ${this.withinMs / 1000} s and none was valid: the configured secret probably is not this endpoint's. Check webhooks.verifier secrets (the README reads them from PAYMENTS_WEBHOOK_SECRET) against the endpoint's secret in the dashboard`,
+      `${this.threshold} deliveries in a row to ${typeof route === 'function' ? route() : route} failed the signature check within ${this.withinMs / 1000} s and none was valid: the configured secret probably is not this endpoint's. Check webhooks.verifier secrets (the README reads them from PAYMENTS_WEBHOOK_SECRET) against the endpoint's secret in the dashboard`,
     );
   }
 }

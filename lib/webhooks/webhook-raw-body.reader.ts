@@ -5,6 +5,7 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import { PAYMENTS_WEBHOOKS_LOGGER, type WebhookRejectionReason } from './payments-webhooks.messages.js';
 import { WebhookLogSampler } from './webhook-log.sampler.js';
+import { webhooksLogger } from './payments-webhooks.logger.js';
 
 type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 
@@ -21,7 +22,7 @@ type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
  */
 @Injectable()
 export class WebhookRawBodyReader {
-  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly logger: Logger;
   /** 413 and 408 lines are sampled per reason: anyone can cause them. */
   private readonly refusals = new WebhookLogSampler({
     write: (line) => this.logger.warn(line),
@@ -31,7 +32,9 @@ export class WebhookRawBodyReader {
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
-  ) {}
+  ) {
+    this.logger = webhooksLogger(webhooks);
+  }
 
   /**
    * Whether the body of `req` is still to be read here: webhooks on, no raw bytes kept by a parser, and

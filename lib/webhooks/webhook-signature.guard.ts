@@ -5,17 +5,16 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
 import type { PaymentsRuntime } from '../core/payments.runtime.js';
 import type { PaymentEvent } from './payment-event.types.js';
-import {
-  PAYMENTS_WEBHOOKS_LOGGER,
-  RAW_BODY_MISSING_MESSAGE,
-  type WebhookRejectionReason,
-} from './payments-webhooks.messages.js';
+import { RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from './payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
 import { WebhookLogSampler, WebhookSecretMismatchDetector } from './webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from './verifiers/webhook-verifier.interface.js';
 import { attachDeliveryTelemetry } from '../telemetry/delivery-telemetry.request.js';
 import { PaymentsTelemetry, type PaymentsDeliveryTelemetry } from '../telemetry/payments.telemetry.js';
+import { webhooksLogger } from './payments-webhooks.logger.js';
+import { ApplicationConfig } from '@nestjs/core';
+import { servedRouteOf } from './payment-events.explorer.js';
 
 /** Where the guard leaves the verified event and the reception time on the request. */
 const VERIFIED_DELIVERY = Symbol('payments:verified_delivery');
@@ -50,7 +49,7 @@ export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDeli
  */
 @Injectable()
 export class WebhookSignatureGuard implements CanActivate {
-  protected readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  protected readonly logger: Logger;
   /** Refusals are sampled per reason: anyone can send them, so they must not set the log volume. */
   protected readonly rejections = new WebhookLogSampler({
     write: (line) => this.logger.warn(line),
@@ -69,7 +68,10 @@ export class WebhookSignatureGuard implements CanActivate {
     @Optional()
     @Inject(PaymentsTelemetry)
     protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
-  ) {}
+    @Optional() private readonly appConfig?: ApplicationConfig,
+  ) {
+    this.logger = webhooksLogger(webhooks);
+  }
 
   /**
    * As a Nest guard: runs `check` and leaves the verified delivery on the request
@@ -149,7 +151,7 @@ export class WebhookSignatureGuard implements CanActivate {
     receivedAt: Date,
   ): VerifiedWebhookDelivery {
     if (!verification.valid) {
-      this.secretMismatch.invalid(`/${webhooks.path}`);
+      this.secretMismatch.invalid(() => servedRouteOf(webhooks.path, this.appConfig));
       this.reject(401, 'invalid_signature', verification.reason);
     }
     this.secretMismatch.valid();

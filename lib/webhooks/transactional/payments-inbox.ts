@@ -7,7 +7,6 @@ import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
 import type { DispatchHandlerResult } from '../payment-events.dispatcher.js';
 import type { PaymentEvent, PaymentEventContext } from '../payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../payment-events.registry.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from '../payments-webhooks.messages.js';
 import { IdempotencyStore } from '../stores/idempotency-store.interface.js';
 import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../stores/postgres-sql.util.js';
 import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
@@ -17,6 +16,7 @@ import {
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
 import { retryReleaseLater } from '../stores/claim-release.retry.js';
+import { webhooksLogger } from '../payments-webhooks.logger.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
@@ -65,7 +65,7 @@ const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
  */
 @Injectable()
 export class PaymentsInbox implements OnModuleInit {
-  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private readonly logger: Logger;
   private readonly options: ResolvedPaymentsTransactionsOptions | undefined;
   private readonly retentionMs: number;
   private readonly claimSql: string;
@@ -80,6 +80,7 @@ export class PaymentsInbox implements OnModuleInit {
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
   ) {
+    this.logger = webhooksLogger(webhooks);
     this.options = webhooks ? webhooks.transactions : undefined;
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
     const table = quotePostgresTable(
