@@ -260,7 +260,10 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       inject: [PAYMENTS_MODULE_OPTIONS],
     },
     // Loads the optional @opentelemetry/api once at boot; a no-op telemetry when it is not installed.
-    { provide: PaymentsTelemetry, useFactory: () => PaymentsTelemetry.load() },
+    {
+      provide: PaymentsTelemetry,
+      useFactory: () => PaymentsTelemetry.load(isDefaultPaymentsInstance(name) ? undefined : name),
+    },
   ];
   return {
     ...definition,

@@ -1,7 +1,9 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 // This entry point (`nestjs-payments/health`) is the only place that loads @nestjs/terminus, an
 // optional peer: an app that never imports it never needs terminus.
 import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../core/payments.instance.js';
 import { PaymentsError } from '../errors/payments.errors.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PaymentEventsQueue } from '../webhooks/queue/payment-events.queue.js';
@@ -36,6 +38,13 @@ export interface PaymentsQueueHealth {
   error?: string;
 }
 
+/** What the check says about one named instance (`forRoot({ name })`). */
+export interface PaymentsInstanceHealth {
+  status: 'up' | 'down';
+  store: PaymentsStoreHealth;
+  queue: PaymentsQueueHealth;
+}
+
 const DEFAULT_TIMEOUT_MS = 1000;
 
 /**
@@ -58,11 +67,14 @@ export class PaymentsHealthIndicator {
     @Optional() @Inject(IdempotencyStore) private readonly store?: IdempotencyStore,
     @Optional() @Inject(PaymentEventsQueue) private readonly queue?: PaymentEventsQueue,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry?: PaymentsTelemetry,
+    @Optional() private readonly modules?: ModulesContainer,
   ) {}
 
   /**
-   * Checks the store and the queue. The result sits under `key` (default `'payments'`):
-   * `{ payments: { status, store: { status, store, error? }, queue: { status, mode, name?, failed?, worker?, error? } } }`.
+   * Checks the store and the queue of the unnamed instance and of every named one. The result sits
+   * under `key` (default `'payments'`): `{ payments: { status, store: { status, store, error? },
+   * queue: { status, mode, name?, failed?, worker?, error? }, instances?: { <name>: { status, store,
+   * queue } } } }`; down (503) when any instance's store or queue is.
    */
   async isHealthy<const Key extends string = 'payments'>(
     key?: Key,
@@ -70,14 +82,52 @@ export class PaymentsHealthIndicator {
   ): Promise<HealthIndicatorResult<Key>> {
     const indicator = this.healthIndicatorService.check((key ?? 'payments') as Key);
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const [store, queue] = await Promise.all([this.checkStore(timeoutMs), this.checkQueue(timeoutMs)]);
-    const data = { store, queue };
-    return store.status === 'up' && queue.status === 'up' ? indicator.up(data) : indicator.down(data);
+    const [store, queue, instances] = await Promise.all([
+      this.checkStore(timeoutMs),
+      this.checkQueue(timeoutMs),
+      this.checkNamedInstances(timeoutMs),
+    ]);
+    const data: {
+      store: PaymentsStoreHealth;
+      queue: PaymentsQueueHealth;
+      instances?: Record<string, PaymentsInstanceHealth>;
+    } = instances === undefined ? { store, queue } : { store, queue, instances };
+    const up =
+      store.status === 'up' &&
+      queue.status === 'up' &&
+      Object.values(instances ?? {}).every((instance) => instance.status === 'up');
+    return up ? indicator.up(data) : indicator.down(data);
+  }
+
+  /**
+   * Every named instance's store and queue (`forRoot({ name })`), under `instances.<name>`; undefined
+   * when the app has none. Found in the app's modules, so the indicator needs no token per name.
+   */
+  protected async checkNamedInstances(timeoutMs: number): Promise<Record<string, PaymentsInstanceHealth> | undefined> {
+    const named: Array<[string, IdempotencyStore | undefined, PaymentEventsQueue | undefined]> = [];
+    for (const module of this.modules?.values() ?? []) {
+      const name = module.providers.get(PAYMENTS_INSTANCE_NAME)?.instance as string | undefined;
+      if (typeof name !== 'string' || isDefaultPaymentsInstance(name)) continue;
+      const store = module.providers.get(IdempotencyStore)?.instance as IdempotencyStore | undefined;
+      const queue = module.providers.get(PaymentEventsQueue)?.instance as PaymentEventsQueue | undefined;
+      named.push([name, store ?? undefined, queue ?? undefined]);
+    }
+    if (named.length === 0) return undefined;
+    const checked = await Promise.all(
+      named.map(async ([name, store, queue]): Promise<[string, PaymentsInstanceHealth]> => {
+        const [storeHealth, queueHealth] = await Promise.all([
+          this.checkStore(timeoutMs, store),
+          this.checkQueue(timeoutMs, queue),
+        ]);
+        const status = storeHealth.status === 'up' && queueHealth.status === 'up' ? 'up' : 'down';
+        return [name, { status, store: storeHealth, queue: queueHealth }];
+      }),
+    );
+    return Object.fromEntries(checked);
   }
 
   /** The store's answer to `ping()`, within `timeoutMs`. */
-  protected async checkStore(timeoutMs: number): Promise<PaymentsStoreHealth> {
-    const store = this.store;
+  protected async checkStore(timeoutMs: number, store = this.store): Promise<PaymentsStoreHealth> {
     if (!store) return { status: 'up', store: 'none' };
     const name = store.constructor?.name || 'IdempotencyStore';
     if (typeof store.ping !== 'function') return { status: 'up', store: name };
@@ -91,8 +141,7 @@ export class PaymentsHealthIndicator {
   }
 
   /** The queue's round trip to Redis, within `timeoutMs`; always up in inline mode. */
-  protected async checkQueue(timeoutMs: number): Promise<PaymentsQueueHealth> {
-    const queue = this.queue;
+  protected async checkQueue(timeoutMs: number, queue = this.queue): Promise<PaymentsQueueHealth> {
     if (!queue || !queue.enabled) return { status: 'up', mode: 'inline' };
     const name = queue.name;
     try {

@@ -20,6 +20,8 @@ export const PaymentsSpanNames = Object.freeze({
 
 /** Attribute keys. HTTP and messaging keys follow the OpenTelemetry semantic conventions. */
 export const PaymentsAttributes = Object.freeze({
+  /** The module instance's name (`forRoot({ name })`); absent for the unnamed instance. */
+  instance: 'payments.instance',
   eventId: 'payments.event.id',
   eventType: 'payments.event.type',
   verification: 'payments.webhook.verification',

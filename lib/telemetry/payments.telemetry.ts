@@ -17,6 +17,7 @@ import {
   PaymentsMetricNames,
   PaymentsSpanNames,
 } from './payments-telemetry.names.js';
+import { forInstance } from './payments-telemetry.instance.js';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -96,7 +97,7 @@ export function routeTemplate(path: string): string {
     .join('/');
 }
 
-interface Instruments {
+export interface Instruments {
   tracer: Tracer;
   /**
    * False when no tracer provider was registered at boot (the global one is the API's proxy with no
@@ -136,16 +137,21 @@ export class PaymentsTelemetry {
   /** Instruments only when an SDK (tracer or meter provider) was registered at boot: the hot path's test. */
   readonly #recording: Instruments | undefined;
 
-  private constructor(api: OtelApi | undefined) {
+  private constructor(api: OtelApi | undefined, instance?: string) {
     this.#api = api;
-    this.#i = api ? createInstruments(api) : undefined;
+    const instruments = api ? createInstruments(api) : undefined;
+    // A named instance: every span and measurement carries payments.instance (the unnamed one: as before).
+    this.#i = instruments && instance !== undefined ? forInstance(instruments, instance) : instruments;
     this.#recording = this.#i && (this.#i.tracing || this.#i.metrics) ? this.#i : undefined;
   }
 
-  /** Loads `@opentelemetry/api` if the app has it; otherwise a telemetry that records nothing. */
-  static async load(): Promise<PaymentsTelemetry> {
+  /**
+   * Loads `@opentelemetry/api` if the app has it; otherwise a telemetry that records nothing. With
+   * `instance` (a named module instance), its spans and metrics carry `payments.instance`.
+   */
+  static async load(instance?: string): Promise<PaymentsTelemetry> {
     try {
-      return new PaymentsTelemetry(await import('@opentelemetry/api'));
+      return new PaymentsTelemetry(await import('@opentelemetry/api'), instance);
     } catch {
       return PaymentsTelemetry.disabled();
     }

@@ -159,7 +159,7 @@ const TESTING: Surface = {
 
 const HEALTH: Surface = {
   values: ['PaymentsHealthIndicator', 'PaymentsHealthModule'],
-  types: ['PaymentsHealthCheckOptions', 'PaymentsStoreHealth', 'PaymentsQueueHealth'],
+  types: ['PaymentsHealthCheckOptions', 'PaymentsStoreHealth', 'PaymentsQueueHealth', 'PaymentsInstanceHealth'],
 };
 
 const root = process.cwd();
