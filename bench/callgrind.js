@@ -16,6 +16,7 @@
  *                                               background compiler and GC threads make counts vary with load)
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
+ *                           [--growth]          the growth cases only (handlers, payload size), into results/growth.json
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -23,6 +24,7 @@ import { tmpdir, cpus } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageVersion } from './lib/package-version.js';
+import { instructionsSummary } from './lib/results-report.js';
 import { round } from './lib/stats.js';
 
 const benchDir = new URL('.', import.meta.url).pathname;
@@ -40,11 +42,12 @@ const { values: args } = parseArgs({
     // V8's background compiler and GC threads make counts move by up to ±20 % between runs; on the main thread they repeat to ~1 %.
     'node-flags': { type: 'string', default: '--single-threaded' },
     out: { type: 'string' },
+    growth: { type: 'boolean', default: false },
   },
 });
 const deliveries = Number(args.deliveries);
 const warmup = Number(args.warmup);
-const outFile = args.out ?? `${benchDir}results/instructions.json`;
+const outFile = args.out ?? `${benchDir}results/${args.growth ? 'growth' : 'instructions'}.json`;
 
 if (spawnSync('valgrind', ['--version']).status !== 0) {
   console.error('valgrind is not installed (apt-get install valgrind): nothing counted.');
@@ -59,6 +62,16 @@ const CASES = [
     id: 'harness',
     title: 'injection alone: a bare Node handler that reads the body and answers 200',
     options: { app: 'harness' },
+  },
+  {
+    id: 'plain-node',
+    title: 'the node:http limit: a plain request handler (HMAC, JSON.parse, Map dedupe), no framework',
+    options: { app: 'plain-node' },
+  },
+  {
+    id: 'plain-fastify',
+    title: 'the Fastify limit: a plain Fastify app route (HMAC, JSON.parse, Map dedupe), no Nest',
+    options: { app: 'plain-fastify' },
   },
   {
     id: 'baseline-express',
@@ -103,6 +116,56 @@ const CASES = [
     levels: NEST_DEFAULT,
   },
 ];
+/**
+ * How cost grows (issue 22, item 5), with `--growth` (these cases only, plus the harness and
+ * ours-fastify as the 1-handler, 1 KB point): handlers of other event types, handlers on the delivered
+ * event, and the payload's size (fewer deliveries: a 1 MB body costs ~1000 x a 1 KB one).
+ */
+const GROWTH_CASES = [
+  ...[10, 100].map((n) => ({
+    id: `growth-types-${n}`,
+    title: `ours, Fastify: ${n} event types with one handler each (one of them delivered)`,
+    options: { app: 'ours', adapter: 'fastify', eventTypes: n },
+    levels: PRODUCTION,
+  })),
+  {
+    id: 'growth-handlers-10',
+    title: 'ours, Fastify: 10 handlers on the delivered event',
+    options: { app: 'ours', adapter: 'fastify', handlersOnEvent: 10 },
+    levels: PRODUCTION,
+  },
+  ...[
+    [64_000, 'growth-payload-64k', 400],
+    [1_000_000, 'growth-payload-1m', 40],
+  ].map(([bytes, id, n]) => ({
+    id,
+    title: `ours, Fastify: ${bytes.toLocaleString('en')}-byte payload`,
+    options: {
+      app: 'ours',
+      adapter: 'fastify',
+      payloadBytes: bytes,
+      maxBodyBytes: 2_000_000,
+      deliveries: n,
+      warmup: 20,
+    },
+    levels: PRODUCTION,
+  })),
+  ...[
+    [64_000, 'growth-plain-fastify-64k', 400],
+    [1_000_000, 'growth-plain-fastify-1m', 40],
+  ].map(([bytes, id, n]) => ({
+    id,
+    title: `plain Fastify route: ${bytes.toLocaleString('en')}-byte payload`,
+    options: { app: 'plain-fastify', payloadBytes: bytes, maxBodyBytes: 2_000_000, deliveries: n, warmup: 20 },
+  })),
+];
+if (args.growth)
+  CASES.splice(
+    0,
+    CASES.length,
+    ...CASES.filter((c) => ['harness', 'ours-fastify', 'plain-fastify'].includes(c.id)),
+    ...GROWTH_CASES,
+  );
 const libUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
 const beforeLib = args['before-lib'] ? libUrl(args['before-lib']) : undefined;
 if (args.lib) for (const c of CASES) if (c.options.app === 'ours') c.options.lib = libUrl(args.lib);
@@ -142,7 +205,7 @@ function count(testCase) {
         env: {
           ...process.env,
           NODE_ENV: 'production',
-          BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ ...testCase.options, warmup, deliveries }),
+          BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ warmup, deliveries, ...testCase.options }),
         },
         // The app's log lines go to a file, as in production; valgrind's own report is on stderr.
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -192,7 +255,8 @@ await Promise.all(
         results[c.id] = {
           title: c.title,
           logLevels: c.levels ?? null,
-          instructionsPerDelivery: Math.round(r.instructions / deliveries),
+          instructionsPerDelivery: Math.round(r.instructions / (c.options.deliveries ?? deliveries)),
+          ...(c.options.payloadBytes ? { payloadBytes: c.options.payloadBytes } : {}),
           countedAt: new Date().toISOString(),
           wallS: round(r.wallS, 0),
         };
@@ -224,6 +288,11 @@ const ratios = {
   expressDefaultLogsVsBaseline: pair('ours-express-default-logs', 'baseline-express'),
   fastifyDefaultLogsVsBaseline: pair('ours-fastify-default-logs', 'baseline-fastify'),
   fastifyLogDeliveriesVsBaseline: pair('ours-fastify-log-deliveries', 'baseline-fastify'),
+  // The physical limits (issue 22): ours over a plain Fastify route and over plain node:http.
+  fastifyVsPlainFastify: pair('ours-fastify', 'plain-fastify'),
+  expressVsNodeLimit: pair('ours-express', 'plain-node'),
+  baselineFastifyVsPlainFastify: pair('baseline-fastify', 'plain-fastify'),
+  baselineExpressVsNodeLimit: pair('baseline-express', 'plain-node'),
 };
 if (Object.keys(results).some((id) => id.endsWith('-before'))) {
   Object.assign(ratios, {
@@ -251,6 +320,20 @@ const output = {
 };
 mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(output, null, 2)}\n`);
+// latest.json carries the instruction figures too (its other keys are the wrk run's, kept as they are).
+const latestFile = new URL('./results/latest.json', import.meta.url).pathname;
+if (!args.out && existsSync(latestFile)) {
+  const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
+  if (args.growth) {
+    latest.growth = {
+      countedAt: output.date,
+      instructionsPerDelivery: Object.fromEntries(
+        Object.entries(results).map(([id, r]) => [id, r.instructionsPerDelivery ?? null]),
+      ),
+    };
+  } else latest.instructions = instructionsSummary(output);
+  writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
+}
 console.log(`\nOurs over the bare route (instructions per delivery; net of the injection's own cost in brackets):`);
 for (const [name, value] of Object.entries(ratios))
   console.log(`  ${name.padEnd(36)} ${value.ratio ?? 'n/a'}  (${value.netOfHarness ?? 'n/a'})`);

@@ -1,5 +1,6 @@
 /**
- * Memory benchmark (run by bench/run.js as `node --expose-gc bench/memory.bench.js [--quick]`):
+ * Memory benchmark (run by bench/run.js as `node --expose-gc bench/memory.bench.js [--quick]`; with
+ * `--growth`, only the retained heap for 10k, 100k and 1M ids, as JSON):
  *  1. retained: heap used by a `MemoryIdempotencyStore` (default options) holding N completed events,
  *     filled as the dispatcher does (claim then complete of `${event.id}:${handlerId}`, the id taken
  *     from a JSON.parse'd 1 KB delivery as the receiver has it), measured as heapUsed after a full GC
@@ -43,10 +44,11 @@ function settledHeap() {
   return { heapUsed, arrayBuffers };
 }
 
-async function retained() {
+async function retained(count = RETAINED) {
   const before = settledHeap();
-  const store = new MemoryIdempotencyStore();
-  for (let i = 0; i < RETAINED; i++) {
+  // The default store holds 100k; a larger count gets a store that size (how memory grows with ids).
+  const store = count > 100_000 ? new MemoryIdempotencyStore({ maxEntries: count }) : new MemoryIdempotencyStore();
+  for (let i = 0; i < count; i++) {
     const key = `${receivedEvent().id}:${HANDLER_ID}`;
     const claim = await store.claim(key, LEASE_MS);
     if (claim.status !== 'claimed') throw new Error(`unexpected claim ${claim.status}`);
@@ -54,13 +56,13 @@ async function retained() {
   }
   const after = settledHeap();
   // Keep `store` reachable until after the measurement (V8 may free what a dead variable holds).
-  if (store.size !== RETAINED) throw new Error(`store holds ${store.size}, expected ${RETAINED}`);
+  if (store.size !== count) throw new Error(`store holds ${store.size}, expected ${count}`);
   return {
-    events: RETAINED,
+    events: count,
     storeSize: store.size,
     heapMB: round((after.heapUsed - before.heapUsed) / MB, 2),
     arrayBuffersMB: round((after.arrayBuffers - before.arrayBuffers) / MB, 2),
-    bytesPerEvent: Math.round((after.heapUsed - before.heapUsed) / RETAINED),
+    bytesPerEvent: Math.round((after.heapUsed - before.heapUsed) / count),
   };
 }
 
@@ -121,6 +123,13 @@ async function steadyState() {
   };
 }
 
+// --growth: retained heap for 10k, 100k and 1M ids (issue 22, item 5), printed as JSON.
+if (process.argv.includes('--growth')) {
+  const points = [];
+  for (const count of [10_000, 100_000, 1_000_000]) points.push(await retained(count));
+  console.log(JSON.stringify({ retainedGrowth: points }));
+  process.exit(0);
+}
 const result = { retained: await retained(), steadyState: await steadyState() };
 if (process.send) process.send({ type: 'memory-result', result });
 else console.log(JSON.stringify(result, null, 2));

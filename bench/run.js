@@ -27,7 +27,7 @@ import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed
 import { loadRun } from './lib/load-run.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
-import { renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
+import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
 import { median, ratio, round } from './lib/stats.js';
@@ -487,6 +487,9 @@ for (const f of failures) log(`FAILURE: ${f}`);
 
 if (outFile) {
   mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
+  // The instruction figures of the last `npm run bench:instructions` travel with the timings.
+  const counted = `${benchDir}results/instructions.json`;
+  if (existsSync(counted)) results.instructions = instructionsSummary(JSON.parse(readFileSync(counted, 'utf8')));
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {

@@ -8,7 +8,7 @@
  * makes here: `os.hostname()` (uv_os_gethostname: callgrind zeroes its counters) just before them and
  * `os.homedir()` (uv_os_homedir: callgrind dumps) just after, so the dump holds the deliveries alone.
  * Options: BENCH_INSTRUCTIONS_OPTIONS (JSON)
- *   { app: 'ours' | 'baseline' | 'harness', adapter, logger, logDeliveries, lib, warmup, deliveries }
+ *   { app: 'ours' | 'baseline' | 'harness' | 'plain-node' | 'plain-fastify', adapter, logger, logDeliveries, lib, warmup, deliveries }
  */
 import { homedir, hostname } from 'node:os';
 import inject from 'light-my-request';
@@ -18,7 +18,7 @@ import { signedDelivery } from './signed-payloads.js';
 
 const options = JSON.parse(process.env.BENCH_INSTRUCTIONS_OPTIONS ?? '{}');
 const { app: kind = 'ours', adapter = 'express', warmup = 300, deliveries = 2000 } = options;
-const signed = Array.from({ length: warmup + deliveries }, () => signedDelivery());
+const signed = Array.from({ length: warmup + deliveries }, () => signedDelivery(undefined, options.payloadBytes));
 
 /** A bare Node handler that reads the body and answers 200: the injection's own cost. */
 function harnessHandler(req, res) {
@@ -36,6 +36,13 @@ let send;
 let close = async () => undefined;
 if (kind === 'harness') {
   send = (request) => inject(harnessHandler, request);
+} else if (kind === 'plain-node') {
+  const handler = (await import('./plain-anchors.js')).createPlainNodeHandler();
+  send = (request) => inject(handler, request);
+} else if (kind === 'plain-fastify') {
+  const app = await (await import('./plain-anchors.js')).createPlainFastifyApp();
+  send = (request) => app.inject(request);
+  close = () => app.close();
 } else {
   const app =
     kind === 'baseline'

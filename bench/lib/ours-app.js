@@ -13,6 +13,9 @@
  *   logDeliveries: the `webhooks.logDeliveries` option (one line per delivery), when set
  *   lib: URL of another compiled lib/index.js (before/after in one run)
  *   maxEntries: a MemoryIdempotencyStore of that size instead of the default store
+ *   eventTypes: N > 1 adds N - 1 handlers, each on another event type (none delivered): cost vs handlers of other events
+ *   handlersOnEvent: M > 1 adds M - 1 more no-op handlers on the delivered event type
+ *   maxBodyBytes: webhooks.maxBodyBytes (and Fastify's bodyLimit), for the payload-size runs
  * Returns the app (not initialised), `extra` (what the parent checks beside the answers) and the
  * cleanups to run after `app.close()`.
  */
@@ -76,6 +79,16 @@ export async function createOursApp(scenario = {}) {
     'onSucceeded',
     transactional ? OnPaymentEvent(EVENT_TYPE, { transactional: true }) : OnPaymentEvent(EVENT_TYPE),
   );
+  // Growth runs (bench/callgrind.js --growth): more handlers, of other event types or of the same one.
+  const { eventTypes = 1, handlersOnEvent = 1, maxBodyBytes } = scenario;
+  for (let i = 1; i < eventTypes; i++) {
+    Handlers.prototype[`onOther${i}`] = function () {};
+    decorateMethod(Handlers, `onOther${i}`, OnPaymentEvent(`bench_type_${i}.happened`));
+  }
+  for (let i = 1; i < handlersOnEvent; i++) {
+    Handlers.prototype[`onSucceededToo${i}`] = function () {};
+    decorateMethod(Handlers, `onSucceededToo${i}`, OnPaymentEvent(EVENT_TYPE));
+  }
   decorateClass(Handlers, Injectable());
 
   const webhooks = {
@@ -85,6 +98,7 @@ export async function createOursApp(scenario = {}) {
     allowMemoryStoreInProduction: true,
   };
   if (logDeliveries !== undefined) webhooks.logDeliveries = logDeliveries;
+  if (maxBodyBytes !== undefined) webhooks.maxBodyBytes = maxBodyBytes;
   if (store === 'memory' && maxEntries !== undefined) webhooks.store = new MemoryIdempotencyStore({ maxEntries });
   if (store === 'redis') {
     const { Redis } = await import('ioredis');
@@ -136,7 +150,11 @@ export async function createOursApp(scenario = {}) {
   );
 
   const httpAdapter =
-    adapter === 'fastify' ? new (await import('@nestjs/platform-fastify')).FastifyAdapter() : undefined;
+    adapter === 'fastify'
+      ? new (await import('@nestjs/platform-fastify')).FastifyAdapter(
+          maxBodyBytes === undefined ? undefined : { bodyLimit: maxBodyBytes },
+        )
+      : undefined;
   const appOptions = { rawBody: true, ...nestLoggerOption(logger) };
   const app = httpAdapter
     ? await NestFactory.create(BenchModule, httpAdapter, appOptions)

@@ -177,3 +177,24 @@ export function renderInstructions(instructions) {
     out.push(`| \`${k}\` | ${v.ratio ?? '—'} | ${v.netOfHarness ?? '—'} |`);
   return out;
 }
+
+/**
+ * The instruction figures latest.json carries (issue 22, item 6), from bench/results/instructions.json:
+ * ours over each physical limit net of the injection's own cost, and every case's count per delivery.
+ */
+export function instructionsSummary(instructions) {
+  if (!instructions) return undefined;
+  const perDelivery = Object.fromEntries(
+    Object.entries(instructions.cases)
+      .filter(([, c]) => c.instructionsPerDelivery !== undefined)
+      .map(([id, c]) => [id, c.instructionsPerDelivery]),
+  );
+  return {
+    countedAt: instructions.date,
+    fastifyVsPlainFastifyNet: instructions.ratios.fastifyVsPlainFastify?.netOfHarness ?? null,
+    expressVsNodeLimitNet: instructions.ratios.expressVsNodeLimit?.netOfHarness ?? null,
+    fastifyVsBaselineNet: instructions.ratios.fastifyVsBaseline?.netOfHarness ?? null,
+    expressVsBaselineNet: instructions.ratios.expressVsBaseline?.netOfHarness ?? null,
+    perDelivery,
+  };
+}

@@ -14,10 +14,10 @@ const ID_SLOT = '00000000-0000-4000-8000-000000000000';
  * Pads a JSON template (with one `ID_SLOT`) so that the body is exactly `PAYLOAD_BYTES` long once the
  * slot holds an id of the same length, and returns the text before and after the slot.
  */
-function splitTemplate(build, idLength) {
+function splitTemplate(build, idLength, bytes = PAYLOAD_BYTES) {
   const probe = JSON.stringify(build(ID_SLOT.slice(0, idLength).padEnd(idLength, '0'), ''));
-  const padding = PAYLOAD_BYTES - Buffer.byteLength(probe);
-  if (padding < 0) throw new Error(`payload template is ${Buffer.byteLength(probe)} bytes, over ${PAYLOAD_BYTES}`);
+  const padding = bytes - Buffer.byteLength(probe);
+  if (padding < 0) throw new Error(`payload template is ${Buffer.byteLength(probe)} bytes, over ${bytes}`);
   const marker = '\u0000ID\u0000';
   const text = JSON.stringify(build(marker, 'x'.repeat(padding)));
   const at = text.indexOf(JSON.stringify(marker).slice(1, -1));
@@ -25,26 +25,26 @@ function splitTemplate(build, idLength) {
   return { before: text.slice(0, at), after: text.slice(at + markerLength) };
 }
 
-/** A WebhookEventPayload of the service (1 KB), `payment_intent.succeeded`, with a fresh event id. */
-const ours = splitTemplate(
-  (id, pad) => ({
-    id,
-    webhook_id: ENDPOINT_ID,
-    event: EVENT_TYPE,
-    data: {
-      payment_intent: {
-        id: '3d0f5c1e-8b7a-4c2d-9e1f-0a1b2c3d4e5f',
-        state: 'succeeded',
-        amount: 4999,
-        currency: 'EUR',
-        description: 'Order 10042',
-        padding: pad,
-      },
+/** A WebhookEventPayload of the service (1 KB, or `bytes`), `payment_intent.succeeded`, with a fresh event id. */
+const oursPayload = (id, pad) => ({
+  id,
+  webhook_id: ENDPOINT_ID,
+  event: EVENT_TYPE,
+  data: {
+    payment_intent: {
+      id: '3d0f5c1e-8b7a-4c2d-9e1f-0a1b2c3d4e5f',
+      state: 'succeeded',
+      amount: 4999,
+      currency: 'EUR',
+      description: 'Order 10042',
+      padding: pad,
     },
-    metadata: { order_id: '10042', customer: 'c-7781' },
-  }),
-  36,
-);
+  },
+  metadata: { order_id: '10042', customer: 'c-7781' },
+});
+const ours = splitTemplate(oursPayload, 36);
+/** Templates of other sizes (growth runs), made once each. */
+const oursBySize = new Map([[PAYLOAD_BYTES, ours]]);
 
 /** A Stripe `payment_intent.succeeded` event (1 KB, test mode) with a fresh `evt_` id. */
 const stripe = splitTemplate(
@@ -73,8 +73,10 @@ const stripe = splitTemplate(
 );
 
 /** One signed delivery of our scheme: body and headers, as autocannon sends them. */
-export function signedDelivery(id = randomUUID()) {
-  const body = ours.before + id + ours.after;
+export function signedDelivery(id = randomUUID(), bytes = PAYLOAD_BYTES) {
+  let template = oursBySize.get(bytes);
+  if (template === undefined) oursBySize.set(bytes, (template = splitTemplate(oursPayload, 36, bytes)));
+  const body = template.before + id + template.after;
   const signature = createHmac('sha256', BENCH_SECRET).update(body).digest('hex');
   return { body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } };
 }
