@@ -17,7 +17,8 @@ const growth = read('bench/results/growth.json');
 const memory = read('bench/results/memory-growth.json');
 const per = (id) => {
   const value = growth.cases[id]?.instructionsPerDelivery;
-  if (value === undefined) throw new Error(`bench/results/growth.json has no case ${id}: run bench/callgrind.js --growth`);
+  if (value === undefined)
+    throw new Error(`bench/results/growth.json has no case ${id}: run bench/callgrind.js --growth`);
   return value;
 };
 const date = growth.date.slice(0, 10);
