@@ -16,12 +16,32 @@ export function retryReleaseLater(
   token: string,
   delays: readonly number[] = RELEASE_RETRY_DELAYS_MS,
 ): void {
+  retryLater(() => store.release(key, token), delays);
+}
+
+/**
+ * The same for a completion that failed after the inbox transaction committed: until the store records
+ * it, the claim stays leased and every redelivery is answered 409 (it never reaches the inbox row that
+ * would skip it). Owner-only as well.
+ */
+export function retryCompleteLater(
+  store: Pick<IdempotencyStore, 'complete'>,
+  key: string,
+  token: string,
+  retentionMs: number,
+  delays: readonly number[] = RELEASE_RETRY_DELAYS_MS,
+): void {
+  retryLater(() => store.complete(key, token, retentionMs), delays);
+}
+
+/** Calls `call` after each of `delays` until it resolves once; unref()ed timers. */
+function retryLater(call: () => Promise<unknown>, delays: readonly number[]): void {
   const after = (index: number): void => {
     const delay = delays[index];
     if (delay === undefined) return;
     const timer = setTimeout(() => {
       Promise.resolve()
-        .then(() => store.release(key, token))
+        .then(call)
         .catch(() => after(index + 1));
     }, delay);
     timer.unref?.();

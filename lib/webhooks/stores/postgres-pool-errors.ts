@@ -16,7 +16,8 @@ const logger = new Logger('PaymentsPostgres');
  * killing the process: node-postgres emits `'error'` on the pool when an idle pooled connection ends,
  * and on a checked-out client when its connection ends between two statements (e.g. inside an ORM's
  * transaction), and an `'error'` event with no listener is an uncaught exception. This attaches one
- * listener per pool (whoever else listens too) and one per client the pool connects from now on; the
+ * listener per pool (whoever else listens too) and one per client of the pool, already connected or
+ * connected from now on; the
  * pool itself drops the dead connection and opens a new one when asked. Logged as a warning, at most
  * one line per pool every 30 s, with the SQLSTATE and the server's message (no connection string).
  * Anything that is not an EventEmitter (a `Client`-like double in tests) is left alone.
@@ -43,10 +44,15 @@ export function watchPostgresPoolErrors(pool: unknown): void {
     );
   };
   const events = pool as PoolEvents;
-  events.on('error', onError);
-  events.on('connect', (client) => {
+  const watchClient = (client: unknown): void => {
     if (client !== null && typeof client === 'object' && typeof (client as { on?: unknown }).on === 'function') {
       (client as PoolEvents).on('error', onError);
     }
-  });
+  };
+  events.on('error', onError);
+  events.on('connect', watchClient);
+  // Clients the pool connected before (e.g. the app's own query at boot) are watched too: pg-pool keeps
+  // them in `_clients` (pg-pool 2 and 3); checked out later by an ORM, their end would crash the process.
+  const existing = (pool as { _clients?: unknown })._clients;
+  if (Array.isArray(existing)) for (const client of existing) watchClient(client);
 }

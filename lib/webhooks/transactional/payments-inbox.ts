@@ -15,7 +15,7 @@ import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
-import { retryReleaseLater } from '../stores/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from '../stores/claim-release.retry.js';
 import { webhooksLogger } from '../payments-webhooks.logger.js';
 
 /**
@@ -182,8 +182,12 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     try {
       await this.store.complete(key, token, this.retentionMs);
     } catch (error) {
-      // Committed, and the inbox row says so: a redelivery finds it and skips. Nothing to retry.
-      this.logger.warn(`Handled ${where} (committed), but the store could not record it: ${describe(error)}`);
+      // Committed, and the inbox row says so. Until the store records it the claim stays leased and a
+      // redelivery gets 409 (it never reaches the row that would skip it): completed again in the background.
+      this.logger.warn(
+        `Handled ${where} (committed), but the store could not record it: ${describe(error)}; retrying in the background`,
+      );
+      retryCompleteLater(this.store, key, token, this.retentionMs);
     }
     this.maybeCleanUp(options);
     // A delivery that went well logs nothing here (docs/logging.md); `webhooks.logDeliveries` gives its one line.

@@ -66,7 +66,7 @@ async function ledgerOf(database: string, eventId: string): Promise<Record<strin
 }
 
 /** Posts until the answer is 200 (the database may still be coming back), at most `tries` times. */
-async function deliverUntilHandled(url: string, event: object, tries = 80): Promise<number[]> {
+async function deliverUntilHandled(url: string, event: object, tries = 80, logs = () => ''): Promise<number[]> {
   const statuses: number[] = [];
   for (let i = 0; i < tries; i++) {
     const status = await post(url, sign(event)).then(
@@ -77,7 +77,7 @@ async function deliverUntilHandled(url: string, event: object, tries = 80): Prom
     if (status === 200) return statuses;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`no 200 after ${tries} tries: ${statuses.join(',')}`);
+  throw new Error(`no 200 after ${tries} tries: ${statuses.join(',')}\nmerchant's last lines:\n${logs()}`);
 }
 
 const ONE_EACH = { credit: 1, ship: 1 };
@@ -148,7 +148,7 @@ describe.each(['pg', 'drizzle'] as const)(
       };
       await Promise.all([sender(), sender(), sender()]);
       await restart;
-      expect(merchant.child.exitCode).toBeNull();
+      expect(merchant.child.exitCode === null ? 'alive' : `exited: ${merchant.stderr().slice(-3000)}`).toBe('alive');
 
       const statuses = [...first.values()];
       expect(statuses.every((s) => s === 200 || s === 500 || s === 503)).toBe(true);
@@ -157,7 +157,8 @@ describe.each(['pg', 'drizzle'] as const)(
         expect(await ledgerOf(database, event.id)).toEqual(ONE_EACH);
       }
       // Every event redelivered until handled: exactly one effect per handler, however it went.
-      for (const event of events) await deliverUntilHandled(merchant.url, event);
+      const logs = () => `${merchant.stdout().slice(-4000)}\n${merchant.stderr().slice(-4000)}`;
+      for (const event of events) await deliverUntilHandled(merchant.url, event, 80, logs);
       for (const event of events) expect(await ledgerOf(database, event.id)).toEqual(ONE_EACH);
       expect(merchant.child.exitCode).toBeNull();
     }, 120_000);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { MemoryIdempotencyStore } from '../../../../lib/index.js';
-import { retryReleaseLater } from '../../../../lib/webhooks/stores/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from '../../../../lib/webhooks/stores/claim-release.retry.js';
 
 /*
  * A release that failed (the store was unreachable) is retried in the background, so the redelivery
@@ -45,6 +45,23 @@ describe('retryReleaseLater', () => {
     expect((await store.claim('evt_1:H.paid', 60_000)).status).toBe('claimed');
     await jest.advanceTimersByTimeAsync(1000);
     expect(calls()).toBe(2); // done: no more tries
+  });
+
+  it('completes a committed claim once the store is back: the redelivery is then a duplicate, not a 409', async () => {
+    const store = new MemoryIdempotencyStore();
+    const complete = store.complete.bind(store);
+    let down = true;
+    store.complete = async (key: string, token: string, retentionMs: number) => {
+      if (down) throw new Error('connect ECONNREFUSED');
+      return complete(key, token, retentionMs);
+    };
+    const claim = (await store.claim('evt_3:H.paid', 60_000)) as { token: string };
+    retryCompleteLater(store, 'evt_3:H.paid', claim.token, 60_000, [10, 20]);
+    await jest.advanceTimersByTimeAsync(10);
+    expect((await store.claim('evt_3:H.paid', 60_000)).status).toBe('busy');
+    down = false;
+    await jest.advanceTimersByTimeAsync(20);
+    expect((await store.claim('evt_3:H.paid', 60_000)).status).toBe('done');
   });
 
   it('gives up after the last delay (the lease still ends) and never frees a claim another owner took', async () => {
