@@ -53,17 +53,24 @@ const charts = [
     config: {
       type: 'line',
       data: {
-        labels: ['1 KB', '64 KB', '1 MB'],
         datasets: [
           {
             label: 'ours (Nest + Fastify)',
-            data: [per('ours-fastify'), per('growth-payload-64k'), per('growth-payload-1m')],
+            data: [
+              { x: 1024, y: per('ours-fastify') },
+              { x: 64_000, y: per('growth-payload-64k') },
+              { x: 1_000_000, y: per('growth-payload-1m') },
+            ],
             borderColor: '#1f6feb',
             backgroundColor: '#1f6feb',
           },
           {
             label: 'plain Fastify route (the limit)',
-            data: [per('plain-fastify'), per('growth-plain-fastify-64k'), per('growth-plain-fastify-1m')],
+            data: [
+              { x: 1024, y: per('plain-fastify') },
+              { x: 64_000, y: per('growth-plain-fastify-64k') },
+              { x: 1_000_000, y: per('growth-plain-fastify-1m') },
+            ],
             borderColor: '#8c959f',
             backgroundColor: '#8c959f',
           },
@@ -71,7 +78,9 @@ const charts = [
       },
       title: `Cost per delivery vs payload size (callgrind, ${date}; log scales)`,
       yTitle: 'instructions per delivery',
+      xTitle: 'payload bytes',
       logY: true,
+      logX: true,
     },
   },
   {
@@ -79,19 +88,20 @@ const charts = [
     config: {
       type: 'line',
       data: {
-        labels: memory.retainedGrowth.map((p) => `${p.events.toLocaleString('en')} ids`),
         datasets: [
           {
             label: 'MemoryIdempotencyStore, heap retained (MB)',
-            data: memory.retainedGrowth.map((p) => p.heapMB),
+            data: memory.retainedGrowth.map((p) => ({ x: p.events, y: p.heapMB })),
             borderColor: '#1a7f37',
             backgroundColor: '#1a7f37',
           },
         ],
       },
-      title: `Memory vs retained event ids (${date})`,
+      title: `Memory vs retained event ids (${date}; log scales)`,
       yTitle: 'MB (heap after full GC)',
+      xTitle: 'completed (event, handler) ids held',
       logY: true,
+      logX: true,
     },
   },
 ];
@@ -109,7 +119,7 @@ try {
     await page.addScriptTag({ content: chartJs });
     await page.evaluate(
       ({ config, machine }) => {
-        const { type, data, title, yTitle, logY } = config;
+        const { type, data, title, yTitle, xTitle, logY, logX } = config;
         // eslint-disable-next-line no-undef
         new Chart(document.getElementById('c'), {
           type,
@@ -123,6 +133,7 @@ try {
             },
             scales: {
               y: { type: logY ? 'logarithmic' : 'linear', beginAtZero: !logY, title: { display: true, text: yTitle } },
+              ...(logX ? { x: { type: 'logarithmic', title: { display: true, text: xTitle } } } : {}),
             },
           },
         });
