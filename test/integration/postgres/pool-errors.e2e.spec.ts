@@ -188,6 +188,19 @@ describe('a backend ended while COMMIT is in flight (pg runner, a pool of one co
     await stopMerchant(merchant);
   });
 
+  /** Waits for a COMMIT held by the trigger, then ends its backend; resolves to how many were ended. */
+  async function endTheCommitInFlight(): Promise<number> {
+    const inFlight = "state = 'active' AND query ILIKE 'COMMIT%'";
+    await waitFor(
+      async () =>
+        (await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND ${inFlight}`, [database])).rowCount
+          ? true
+          : undefined,
+      { what: 'a COMMIT in flight' },
+    );
+    return terminateBackends(database, `AND ${inFlight}`);
+  }
+
   it('[defect 2] answers 5xx, destroys that connection, and the next delivery on the pool is handled at once', async () => {
     // A deferred constraint trigger runs at COMMIT: it holds the first COMMIT in flight until the backend
     // is ended (a sequence, not a table, says "first": nextval survives the rollback).
@@ -198,19 +211,7 @@ describe('a backend ended while COMMIT is in flight (pg runner, a pool of one co
       DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit()`);
     const event = createPaymentEvent('payment_intent.succeeded');
     const answer = post(merchant.url, sign(event));
-    await waitFor(
-      async () =>
-        (
-          await db.query(
-            `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query ILIKE 'COMMIT%'`,
-            [database],
-          )
-        ).rowCount
-          ? true
-          : undefined,
-      { what: 'a COMMIT in flight' },
-    );
-    expect(await terminateBackends(database, "AND state = 'active' AND query ILIKE 'COMMIT%'")).toBe(1);
+    expect(await endTheCommitInFlight()).toBe(1);
     expect((await answer).status).toBeGreaterThanOrEqual(500);
 
     // The pool holds one connection: had the ended one gone back to it, this delivery would fail (503).
@@ -233,19 +234,7 @@ describe('a backend ended while COMMIT is in flight (pg runner, a pool of one co
       const run = runner.run(async (tx) => {
         await tx.query(`INSERT INTO ledger (event_id, handler, amount) VALUES ('evt_in_process', 'credit', 100)`);
       });
-      await waitFor(
-        async () =>
-          (
-            await db.query(
-              `SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND state = 'active' AND query ILIKE 'COMMIT%'`,
-              [database],
-            )
-          ).rowCount
-            ? true
-            : undefined,
-        { what: 'a COMMIT in flight' },
-      );
-      expect(await terminateBackends(database, "AND state = 'active' AND query ILIKE 'COMMIT%'")).toBe(1);
+      expect(await endTheCommitInFlight()).toBe(1);
       await expect(run).rejects.toMatchObject({ code: '57P01' });
       expect(released).toHaveLength(1);
       expect(released[0]).toMatchObject({ code: '57P01' });
