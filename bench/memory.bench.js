@@ -21,7 +21,7 @@ import { signedDelivery } from './lib/signed-payloads.js';
 import { round } from './lib/stats.js';
 import { MemoryIdempotencyStore, OnPaymentEvent, PaymentsModule, hmacVerifier } from '../dist-sample/lib/index.js';
 // Internal: the dispatcher is not part of the public surface.
-import { PaymentEventsDispatcher } from '../dist-sample/lib/webhooks/payment-events.dispatcher.js';
+import { PaymentEventsDispatcher } from '../dist-sample/lib/webhooks/dispatch/payment-events.dispatcher.js';
 
 if (typeof globalThis.gc !== 'function') throw new Error('run with node --expose-gc');
 const quick = process.argv.includes('--quick');

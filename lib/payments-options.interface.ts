@@ -1,13 +1,16 @@
 import type { PaymentsClientOptions, ResolvedPaymentsClientOptions } from './client/payments-client.options.js';
-import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './webhooks/payments-webhooks.options.js';
+import type {
+  PaymentsWebhooksOptions,
+  ResolvedWebhooksOptions,
+} from './webhooks/contracts/payments-webhooks.options.js';
 
 export type { PaymentsEnvironment, PaymentsHttpOptions } from './client/payments-client.options.js';
-export type { PaymentsQueueConnection, PaymentsQueueOptions } from './webhooks/queue/payments-queue.options.js';
+export type { PaymentsQueueConnection, PaymentsQueueOptions } from './webhooks/contracts/payments-queue.options.js';
 export type {
   PaymentsProcessingOptions,
   PaymentsWebhooksOptions,
   ResolvedWebhooksOptions,
-} from './webhooks/payments-webhooks.options.js';
+} from './webhooks/contracts/payments-webhooks.options.js';
 
 /**
  * Options of `PaymentsModule.forRoot` / the factory of `forRootAsync`: the client's (`apiKey`,

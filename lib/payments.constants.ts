@@ -11,4 +11,4 @@ export {
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
   PAYMENTS_WEBHOOK_ROUTE_METADATA,
   PAYMENTS_WEBHOOKS_PATH,
-} from './webhooks/payments-webhooks.constants.js';
+} from './webhooks/contracts/payments-webhooks.constants.js';

@@ -29,14 +29,14 @@ import { resolvePaymentsOptions } from './payments-options.validator.js';
 import {
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
   PAYMENTS_WEBHOOKS_PATH,
-} from './webhooks/payments-webhooks.constants.js';
+} from './webhooks/contracts/payments-webhooks.constants.js';
 import {
   checkWebhooksRoute,
   createPaymentsReceiverPart,
   normaliseWebhooksPath,
   webhooksPathOf,
 } from './webhooks/payments-webhooks.providers.js';
-import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/webhook-raw-body.reader.js';
+import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/http/webhook-raw-body.reader.js';
 
 /** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
 const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');

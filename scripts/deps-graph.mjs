@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Which folder of lib/ imports which: `npm run deps:graph` (working tree), `npm run deps:graph -- --rev cb09c5b`
 // (a commit, read with git), `--full` (every folder, not only the areas lib/<area>), `--check` (exit 1 on a cycle
-// between areas, on the core importing anything but itself, or on the client importing the receiver).
+// between areas, on the core importing anything but itself, on the client importing the receiver, and on the
+// receiver's own rules: see receiverProblems()).
 // Plain Node, no dependency: it reads the relative `import` / `export ... from` / `import()` specifiers.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -80,7 +81,56 @@ for (const key of edges.keys()) {
   if (from === 'lib/core') problems.push(`core imports ${to}`);
   if (from.startsWith('lib/client') && to.startsWith('lib/webhooks')) problems.push(`client imports ${to}`);
 }
+problems.push(...receiverProblems());
 if (problems.length > 0) {
   console.log(`\n# problems\n${problems.join('\n')}`);
   if (check) process.exitCode = 1;
+}
+
+/**
+ * The house rules of the receiver (lib/webhooks), read at folder granularity whatever the mode:
+ * - contracts/ imports nothing of lib/webhooks (only core, errors, client types);
+ * - the plug-ins (stores, verifiers, queue, transactional, journal) import only contracts/ of lib/webhooks;
+ * - no subfolder imports the root of lib/webhooks (the wiring): no arrow back up;
+ * - no cycle between the subfolders (any length);
+ * - lib/postgres (the engine helpers the store and the inbox share) imports only core and errors.
+ */
+function receiverProblems() {
+  const found = [];
+  const W = 'lib/webhooks';
+  const PLUG_INS = new Set(['stores', 'verifiers', 'queue', 'transactional', 'journal'].map((name) => `${W}/${name}`));
+  const graph = new Map();
+  for (const [file, text] of sources()) {
+    const from = dirname(file).split('\\').join('/');
+    for (const match of text.matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3];
+      const to = dirname(
+        normalize(join(dirname(file), specifier))
+          .split('\\')
+          .join('/'),
+      );
+      if (to === from) continue;
+      if (from === 'lib/postgres' && !['lib/core', 'lib/errors'].includes(to))
+        found.push(`lib/postgres imports ${to} (${file})`);
+      if (!from.startsWith(`${W}/`)) continue;
+      if (to === W) found.push(`arrow back up: ${file} imports the root of ${W}`);
+      if (!to.startsWith(`${W}/`)) continue;
+      if (from === `${W}/contracts`) found.push(`contracts imports ${to} (${file})`);
+      if (PLUG_INS.has(from) && to !== `${W}/contracts`) found.push(`plug-in ${from} imports ${to} (${file})`);
+      if (!graph.has(from)) graph.set(from, new Set());
+      graph.get(from).add(to);
+    }
+  }
+  // Cycles of any length between the subfolders: a depth-first walk that meets a folder on its own path.
+  const state = new Map();
+  const visit = (node, path) => {
+    state.set(node, 'open');
+    for (const next of graph.get(node) ?? []) {
+      if (state.get(next) === 'open') found.push(`cycle: ${[...path.slice(path.indexOf(next)), next].join(' -> ')}`);
+      else if (!state.has(next)) visit(next, [...path, next]);
+    }
+    state.set(node, 'done');
+  };
+  for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node, [node]);
+  return found;
 }

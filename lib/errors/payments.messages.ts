@@ -41,3 +41,16 @@ export const responseTooLargeMessage = (method: string, path: string, status: nu
 
 /** A response stream closed before its body was complete (retried like a reset connection). */
 export const ANSWER_ENDED_EARLY_MESSAGE = 'the answer ended before its body';
+
+/**
+ * Problems the built-in stores and the delivery journal refuse in their constructors (thrown as
+ * `PaymentsInvalidArgumentError`, which names the class and the argument).
+ */
+export const STORE_ARGUMENT_MESSAGES = {
+  redisClient: 'must be an ioredis client (new Redis(url) or new Cluster(nodes))',
+  wholeSecondsAtLeastOne: 'must be a whole number of seconds >= 1, or omitted for the default',
+  positiveSeconds: "must be a number of seconds > 0 (at least the service's retry window), or omitted for the default",
+  maxEntries: 'must be an integer >= 1, or omitted for the default',
+  memoryMaxEntries: 'must be an integer >= 1, above (events per retention period x handlers), or omitted for 100000',
+  positiveDurationMs: 'must be a finite number of milliseconds > 0',
+} as const;

@@ -7,7 +7,7 @@ import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../core/payme
 import { PaymentsError } from '../errors/payments.errors.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PaymentEventsQueue } from '../webhooks/queue/payment-events.queue.js';
-import { IdempotencyStore } from '../webhooks/stores/idempotency-store.interface.js';
+import { IdempotencyStore } from '../webhooks/contracts/idempotency-store.interface.js';
 
 /** Options of one health check. */
 export interface PaymentsHealthCheckOptions {

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { PaymentIntent, SetupIntent } from '../client/payments.types.js';
-import { CHARGE_EVENT_STATES, type PaymentEvent, type PaymentEventType } from '../webhooks/payment-event.types.js';
+import {
+  CHARGE_EVENT_STATES,
+  type PaymentEvent,
+  type PaymentEventType,
+} from '../webhooks/contracts/payment-event.types.js';
 
 /** Fields of the event to replace. `data` is merged one level deep (the intent object is merged too). */
 export interface PaymentEventOverrides {

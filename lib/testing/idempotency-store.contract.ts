@@ -1,7 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../webhooks/stores/idempotency-store.interface.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../webhooks/contracts/idempotency-store.interface.js';
 import { STORE_CONTRACT_MESSAGES } from './store-contract.messages.js';
 
 /*

@@ -9,13 +9,13 @@ export {
   type PaymentEventTypesOf,
   type PaymentIntentEventData,
   type SetupIntentEventData,
-} from './payment-event.types.js';
-export { OnPaymentEvent, type OnPaymentEventOptions } from './on-payment-event.decorator.js';
-export { PaymentEventsRegistry } from './payment-events.registry.js';
+} from './contracts/payment-event.types.js';
+export { OnPaymentEvent, type OnPaymentEventOptions } from './handlers/on-payment-event.decorator.js';
+export { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
 export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
-export { PaymentEventIntentMissingError } from './payment-event.context.js';
-export { isPaymentsWebhookRoute } from './payments-webhook-route.helper.js';
-export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './payments-webhooks.constants.js';
+export { PaymentEventIntentMissingError } from './handlers/payment-event.context.js';
+export { isPaymentsWebhookRoute } from './http/payments-webhook-route.helper.js';
+export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './contracts/payments-webhooks.constants.js';
 export * from './verifiers/index.js';
 export * from './stores/index.js';
 export {

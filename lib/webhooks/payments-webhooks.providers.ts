@@ -11,23 +11,27 @@ import { DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
 import { getPaymentsInstanceToken } from '../core/payments.instance.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
-import { InlinePaymentEventsProcessor } from './inline-payment-events.processor.js';
-import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
-import { PaymentEventsProcessor } from './payment-events-processor.interface.js';
-import { PaymentEventsDispatcher } from './payment-events.dispatcher.js';
+import { InlinePaymentEventsProcessor } from './dispatch/inline-payment-events.processor.js';
+import { PaymentEventsMetadataAccessor } from './handlers/payment-events-metadata.accessor.js';
+import { PaymentEventsProcessor } from './contracts/payment-events-processor.interface.js';
+import { PaymentEventsDispatcher } from './dispatch/payment-events.dispatcher.js';
 import { PaymentsInbox } from './transactional/payments-inbox.js';
-import { PaymentEventsExplorer } from './payment-events.explorer.js';
-import { PaymentEventsRegistry } from './payment-events.registry.js';
-import { createPaymentsWebhookController } from './payments-webhook.controller.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from './payments-webhooks.constants.js';
-import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './payments-webhooks.options.js';
+import { PaymentEventsExplorer } from './handlers/payment-events.explorer.js';
+import { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
+import { createPaymentsWebhookController } from './http/payments-webhook.controller.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from './contracts/payments-webhooks.messages.js';
+import {
+  PAYMENT_EVENTS_DISPATCHER,
+  PAYMENTS_EVENTS_REGISTRY,
+  PAYMENTS_WEBHOOKS_OPTIONS,
+} from './contracts/payments-webhooks.constants.js';
+import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.processor.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
-import { IdempotencyStore } from './stores/idempotency-store.interface.js';
+import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
-import { WebhookRawBodyReader } from './webhook-raw-body.reader.js';
-import { WebhookSignatureGuard } from './webhook-signature.guard.js';
+import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
+import { WebhookDeliveryChecks } from './http/webhook-delivery.checks.js';
 
 /** `'/payments/webhooks/'` -> `'payments/webhooks'`; anything that is not a usable string -> the default. */
 export function normaliseWebhooksPath(path: unknown): string {
@@ -173,10 +177,11 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     { provide: PAYMENTS_EVENTS_REGISTRY, useClass: PaymentEventsRegistry },
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
+    { provide: PAYMENT_EVENTS_DISPATCHER, useExisting: PaymentEventsDispatcher },
     PaymentsInbox,
     InlinePaymentEventsProcessor,
     processor,
-    WebhookSignatureGuard,
+    WebhookDeliveryChecks,
     WebhookRawBodyReader,
     ...(queue ? queue.providers : []),
   ];

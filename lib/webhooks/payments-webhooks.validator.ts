@@ -6,7 +6,7 @@ import {
 import { isDefaultPaymentsInstance, paymentsInstanceKeyPrefix } from '../core/payments.instance.js';
 import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
-import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
+import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { validateProcessingQueue } from './queue/payments-queue.validator.js';
 import { resolveTransactionsOptions } from './transactional/payments-transactions.options.js';
 import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';

@@ -3,11 +3,11 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PaymentsConfigurationError } from '../../errors/index.js';
 import { isUuid } from '../../core/payments.uuid.js';
-import type { PaymentEventType } from '../../webhooks/payment-event.types.js';
+import type { PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
 import { hmacVerifier, resolveHmacScheme } from '../../webhooks/verifiers/hmac.verifier.js';
 import { standardWebhooksVerifier } from '../../webhooks/verifiers/standard-webhooks.verifier.js';
 import { resolveClock, type VerifierClock } from '../../webhooks/verifiers/verifier-clock.js';
-import type { WebhookVerifier } from '../../webhooks/verifiers/webhook-verifier.interface.js';
+import type { WebhookVerifier } from '../../webhooks/contracts/webhook-verifier.interface.js';
 import type {
   PaymentsSimulatorOptions,
   SimulatedWebhookAttempt,

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
 import { isUuid } from '../../core/payments.uuid.js';
-import type { PaymentEvent, PaymentEventType } from '../../webhooks/payment-event.types.js';
+import type { PaymentEvent, PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
 import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
 import { SimulatorHttpError } from './simulator-http.util.js';
 import type { DeliveryTarget } from './webhook-delivery.engine.js';

@@ -1,2 +1,2 @@
-export * from './payment-delivery-listener.interface.js';
+export * from '../contracts/payment-delivery-listener.interface.js';
 export * from './payment-delivery.journal.js';

@@ -1,13 +1,13 @@
 import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
-import type { DispatchHandlerStatus, DispatchOutcome } from '../payment-events.dispatcher.js';
-import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
+import type { DispatchHandlerStatus, DispatchOutcome } from '../contracts/dispatch-result.types.js';
+import { STORE_ARGUMENT_MESSAGES } from '../contracts/payments-webhooks.messages.js';
 import type {
   PaymentDeliveryListener,
   PaymentDeliveryRecord,
   PaymentDispatchHandlerRecord,
   PaymentDispatchRecord,
   PaymentRejectionRecord,
-} from './payment-delivery-listener.interface.js';
+} from '../contracts/payment-delivery-listener.interface.js';
 
 /** Options of `new PaymentDeliveryJournal(options)`. */
 export interface PaymentDeliveryJournalOptions {

@@ -1,5 +1,5 @@
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import type { ResolvedPaymentsQueueOptions } from './payments-queue.options.js';
+import type { ResolvedPaymentsQueueOptions } from '../contracts/payments-queue.options.js';
 import { usesKeyPrefix } from './queue-connection.util.js';
 
 /**

@@ -1,5 +1,5 @@
 import { PaymentsError } from '../../errors/payments.errors.js';
-import type { PaymentEvent } from '../payment-event.types.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
 
 /** The per-handler statuses a dispatch reports, as far as the queue needs them. */
 export interface DispatchSummary {

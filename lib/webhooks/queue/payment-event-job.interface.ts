@@ -1,4 +1,4 @@
-import type { PaymentEvent } from '../payment-event.types.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
 
 /** What a queued delivery stores in Redis: the verified event and when it reached the receiver. */
 export interface PaymentEventJobData {

@@ -1,6 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { PaymentEvent } from '../payment-event.types.js';
-import type { PaymentEventsProcessingResult, PaymentEventsProcessor } from '../payment-events-processor.interface.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import type {
+  PaymentEventsProcessingResult,
+  PaymentEventsProcessor,
+} from '../contracts/payment-events-processor.interface.js';
 import { PAYMENTS_QUEUE_LOGGER, PaymentEventsQueue } from './payment-events.queue.js';
 import { PAYMENTS_EVENTS_QUEUE } from './payments-queue.constants.js';
 

@@ -3,9 +3,9 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type 
 import type { Job, Queue } from 'bullmq';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
-import { PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
-import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
-import type { PaymentEvent } from '../payment-event.types.js';
+import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import type {
   FailedPaymentEvent,

@@ -10,14 +10,14 @@ import {
 // Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when the worker starts.
 import type { Job, Worker } from 'bullmq';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { PaymentEventsDispatcher, type DispatchOutcome } from '../payment-events.dispatcher.js';
-import { PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
-import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
+import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import { PAYMENT_EVENTS_DISPATCHER, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { PaymentEventJobError } from './payment-event-job.error.js';
 import type { PaymentEventJobData } from './payment-event-job.interface.js';
 import { loadBullmq } from './bullmq.loader.js';
 import { PAYMENTS_QUEUE_LOGGER } from './payment-events.queue.js';
-import type { ResolvedPaymentsQueueOptions as ResolvedQueueOptions } from './payments-queue.options.js';
+import type { ResolvedPaymentsQueueOptions as ResolvedQueueOptions } from '../contracts/payments-queue.options.js';
 import { closeOwnedClients, resolveWorkerConnection, type DuplicableRedisClient } from './queue-connection.util.js';
 
 /** Outcomes after which the worker throws, so BullMQ retries the job with backoff. */
@@ -44,7 +44,7 @@ export class PaymentEventsWorker implements OnApplicationBootstrap, BeforeApplic
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
-    private readonly dispatcher: PaymentEventsDispatcher,
+    @Inject(PAYMENT_EVENTS_DISPATCHER) private readonly dispatcher: PaymentEventsDispatch,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     const queue = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;

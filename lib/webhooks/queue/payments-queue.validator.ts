@@ -1,6 +1,6 @@
 import { DEFAULT_PAYMENTS_INSTANCE, DEFAULT_QUEUE_NAME } from '../../core/payments.defaults.js';
 import { fail, isObject, limit } from '../../errors/payments-option.checks.js';
-import type { ResolvedPaymentsQueueOptions } from './payments-queue.options.js';
+import type { ResolvedPaymentsQueueOptions } from '../contracts/payments-queue.options.js';
 import { isClusterConnection } from './queue-connection.util.js';
 
 /** BullMQ's own default key prefix. */

@@ -1,4 +1,4 @@
-import type { PaymentsQueueConnection } from './payments-queue.options.js';
+import type { PaymentsQueueConnection } from '../contracts/payments-queue.options.js';
 
 /** An ioredis client (`Redis` or `Cluster`) as far as the queue needs it. */
 export interface DuplicableRedisClient {

@@ -1,4 +1,4 @@
-export * from './idempotency-store.interface.js';
+export * from '../contracts/idempotency-store.interface.js';
 export * from './memory-idempotency.store.js';
 export { RedisIdempotencyStore, type RedisIdempotencyStoreOptions } from './redis-idempotency.store.js';
 export {

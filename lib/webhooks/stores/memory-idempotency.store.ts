@@ -1,10 +1,9 @@
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
-import { STORE_ARGUMENT_MESSAGES } from '../payments-webhooks.messages.js';
+import { STORE_ARGUMENT_MESSAGES } from '../contracts/payments-webhooks.messages.js';
 import { resolveClock, type PaymentsClock } from '../../core/payments.clock.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
-import { toPromise } from '../../core/payments.pending.js';
-import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
-import { SYNCHRONOUS_STORE, type SynchronousIdempotencyStore } from './synchronous-store.js';
+import { PendingRejection, type Pending } from '../../core/payments.pending.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
 export interface MemoryIdempotencyStoreOptions {
@@ -45,7 +44,7 @@ const BUSY: IdempotencyClaim = Object.freeze({ status: 'busy' });
  *
  * @example PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new MemoryIdempotencyStore({ maxEntries: 50_000 }) } })
  */
-export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdempotencyStore {
+export class MemoryIdempotencyStore implements IdempotencyStore {
   /** Claims in flight, in claim order (so the first one is the first to expire). Never evicted while live. */
   readonly #leases = new Map<string, Lease>();
   /**
@@ -86,34 +85,16 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
     return this.#leases.size + this.#settled.size;
   }
 
-  /**
-   * Claims `key`. Rejects with a `PaymentsError` (the receiver answers 503, the service redelivers)
-   * when `maxEntries` keys are held and every one is a live lease.
-   */
-  claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    return toPromise(() => this.claimNow(key, leaseMs));
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<void> {
-    return toPromise(() => this.completeNow(key, token, retentionMs));
-  }
-
-  release(key: string, token: string): Promise<void> {
-    return toPromise(() => this.releaseNow(key, token));
-  }
-
-  /** Extends the lease of `token` on `key` to `leaseMs` from now; false when the lease is lost. */
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return toPromise(() => this.renewNow(key, token, leaseMs));
-  }
-
   async close(): Promise<void> {
     this.#leases.clear();
     this.#settled.clear();
   }
 
-  /** `claim`, answered at once (throws instead of rejecting). The receiver's fast path. */
-  claimNow(key: string, leaseMs: number): IdempotencyClaim {
+  /**
+   * Claims `key`, answered at once. When `maxEntries` keys are held and every one is a live lease, it
+   * rejects with a `PaymentsError` (the receiver answers 503, the service redelivers).
+   */
+  claim(key: string, leaseMs: number): Pending<IdempotencyClaim> {
     const now = this.#now();
     const lease = this.#leases.get(key);
     if (lease !== undefined) {
@@ -136,12 +117,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
         attempt = settled.attempt + 1;
       }
     }
-    this.#makeRoom(now);
+    if (!this.#makeRoom(now)) return new PendingRejection(this.#full());
     return this.#lease(key, attempt, now, leaseMs);
   }
 
-  /** `complete`, done at once. */
-  completeNow(key: string, token: string, retentionMs: number): void {
+  /** Marks `key` done for `retentionMs` (or the store's retention), at once. */
+  complete(key: string, token: string, retentionMs: number): void {
     const lease = this.#leases.get(key);
     if (lease?.token !== token) return;
     const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
@@ -149,8 +130,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
     this.#settled.set(key, { done: true, attempt: lease.attempt, expiresAt: this.#now() + keepFor });
   }
 
-  /** `renew`, answered at once. */
-  renewNow(key: string, token: string, leaseMs: number): boolean {
+  /** Extends the lease of `token` on `key` to `leaseMs` from now, at once; false when the lease is lost. */
+  renew(key: string, token: string, leaseMs: number): boolean {
     const lease = this.#leases.get(key);
     if (lease?.token !== token) return false;
     // Moved last with its new expiry, so the first lease stays the first to expire (see #makeRoom).
@@ -159,23 +140,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
     return true;
   }
 
-  /** `release`, done at once. */
-  releaseNow(key: string, token: string): void {
+  /** Drops the lease of `token` on `key`, at once, keeping its attempt count. */
+  release(key: string, token: string): void {
     const lease = this.#leases.get(key);
     if (lease?.token !== token) return;
     this.#leases.delete(key);
     this.#settled.set(key, { done: false, attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
-  }
-
-  /**
-   * This store's synchronous methods, when its promise methods are its own (not replaced by a subclass
-   * or a test spy, which the receiver must then go through). For the dispatcher.
-   */
-  get [SYNCHRONOUS_STORE](): SynchronousIdempotencyStore | undefined {
-    const own = MemoryIdempotencyStore.prototype;
-    return this.claim === own.claim && this.complete === own.complete && this.release === own.release
-      ? this
-      : undefined;
   }
 
   #lease(key: string, attempt: number, now: number, leaseMs: number): IdempotencyClaim {
@@ -187,20 +157,24 @@ export class MemoryIdempotencyStore implements IdempotencyStore, SynchronousIdem
 
   /**
    * Frees one slot when the store is full: the least recently used settled key, else the oldest lease
-   * if it has expired (its owner is gone). Throws when every key held is a live lease.
+   * if it has expired (its owner is gone). False when every key held is a live lease.
    */
-  #makeRoom(now: number): void {
-    if (this.#leases.size + this.#settled.size < this.#maxEntries) return;
+  #makeRoom(now: number): boolean {
+    if (this.#leases.size + this.#settled.size < this.#maxEntries) return true;
     if (this.#settled.size > 0) {
       this.#settled.delete(this.#settled.keys().next().value!);
-      return;
+      return true;
     }
     const oldest = this.#leases.entries().next().value;
     if (oldest !== undefined && oldest[1].expiresAt <= now) {
       this.#leases.delete(oldest[0]);
-      return;
+      return true;
     }
-    throw new PaymentsError(
+    return false;
+  }
+
+  #full(): PaymentsError {
+    return new PaymentsError(
       `MemoryIdempotencyStore is full: all ${this.#maxEntries} entries are handlers running now (raise maxEntries, or use a shared store such as RedisIdempotencyStore)`,
     );
   }

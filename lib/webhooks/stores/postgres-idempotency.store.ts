@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 import {
   postgresIndexName,
   preparedStatementName,
@@ -12,8 +12,8 @@ import {
   type PostgresQueryable,
   type PostgresQueryResult,
   type PreparedQueryable,
-} from './postgres-sql.util.js';
-import { watchPostgresPoolErrors } from './postgres-pool-errors.js';
+} from '../../postgres/postgres-sql.util.js';
+import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
 
 /** Default table of `PostgresIdempotencyStore`. */
 export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';

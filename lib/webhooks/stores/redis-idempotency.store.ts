@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
-import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../payments-webhooks.messages.js';
+import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../contracts/payments-webhooks.messages.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
-import type { IdempotencyClaim, IdempotencyStore } from './idempotency-store.interface.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 
 /**
  * The part of an ioredis client (`Redis` or `Cluster`) the store uses. Declared here, rather than

@@ -1,5 +1,8 @@
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
+import type {
+  PaymentsTransaction,
+  PaymentsTransactionRunner,
+} from '../contracts/payments-transaction-runner.interface.js';
 
 /**
  * The part of `@nestjs-cls/transactional`'s `TransactionHost` the runner uses. Declared here, rather

@@ -1,4 +1,4 @@
-export * from './payments-transaction-runner.interface.js';
+export * from '../contracts/payments-transaction-runner.interface.js';
 export * from './pg-transaction.runner.js';
 export * from './cls-transaction.runner.js';
 export {

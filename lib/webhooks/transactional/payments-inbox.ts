@@ -2,21 +2,24 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../payments-webhooks.constants.js';
-import type { ResolvedWebhooksOptions } from '../payments-webhooks.options.js';
-import type { DispatchHandlerResult } from '../payment-events.dispatcher.js';
-import type { PaymentEvent, PaymentEventContext } from '../payment-event.types.js';
-import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../payment-events.registry.js';
-import { IdempotencyStore } from '../stores/idempotency-store.interface.js';
-import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../stores/postgres-sql.util.js';
-import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
+import type { DispatchHandlerResult } from '../contracts/dispatch-result.types.js';
+import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
+import type {
+  PaymentEventHandlerRegistration,
+  PaymentEventHandlers,
+} from '../contracts/payment-event-handler.types.js';
+import { IdempotencyStore } from '../contracts/idempotency-store.interface.js';
+import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../../postgres/postgres-sql.util.js';
+import type { PaymentsTransaction } from '../contracts/payments-transaction-runner.interface.js';
 import { preparePgStatement } from './pg-transaction.runner.js';
 import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
-import { retryCompleteLater, retryReleaseLater } from '../stores/claim-release.retry.js';
-import { webhooksLogger } from '../payments-webhooks.logger.js';
+import { retryCompleteLater, retryReleaseLater } from '../../core/claim-release.retry.js';
+import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
@@ -78,7 +81,7 @@ export class PaymentsInbox implements OnModuleInit {
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
-    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventHandlers,
   ) {
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks ? webhooks.transactions : undefined;

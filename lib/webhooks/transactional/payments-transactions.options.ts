@@ -1,51 +1,15 @@
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import { quotePostgresTable } from '../stores/postgres-sql.util.js';
-import type { PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
+import { quotePostgresTable } from '../../postgres/postgres-sql.util.js';
+import type { PaymentsTransactionRunner } from '../contracts/payments-transaction-runner.interface.js';
+import type { ResolvedPaymentsTransactionsOptions } from '../contracts/payments-transactions.options.js';
 
 /** Default table of the inbox (the completion records of transactional handlers). */
 export const DEFAULT_PAYMENTS_INBOX_TABLE = 'payments_inbox';
 
-/**
- * `webhooks.transactions`: run handlers in a PostgreSQL transaction that also records their
- * completion (the transactional inbox), so their database effects happen exactly once.
- *
- * @example
- * webhooks: { verifier, transactions: { runner: clsTransactionRunner({ orm: 'typeorm' }), handlers: 'all' } }
- */
-export interface PaymentsTransactionsOptions {
-  /** Opens the transactions: `pgTransactionRunner(pool)`, `clsTransactionRunner({ orm })`, or your own. */
-  runner: PaymentsTransactionRunner;
-  /**
-   * Which handlers run in a transaction: `'opted-in'` (default: those declared with
-   * `@OnPaymentEvent(..., { transactional: true })`) or `'all'` (every handler, except those declared
-   * with `{ transactional: false }`).
-   */
-  handlers?: 'opted-in' | 'all';
-  /**
-   * Table of the completion records, optionally schema-qualified. Default `'payments_inbox'`. It
-   * must live in the database the runner's transactions write to.
-   */
-  table?: string;
-  /**
-   * Create the table on the first transactional delivery (`CREATE TABLE IF NOT EXISTS`, in its own
-   * transaction). Default true; pass false when your migrations run `paymentsInboxSchema()`.
-   */
-  createTable?: boolean;
-  /**
-   * Expired completion records are deleted in their own transaction, one batch (an index range on
-   * `expires_at`) every `cleanupEvery` transactional runs. Default 500; 0 turns it off.
-   */
-  cleanupEvery?: number;
-}
-
-/** `webhooks.transactions` after validation. */
-export interface ResolvedPaymentsTransactionsOptions {
-  runner: PaymentsTransactionRunner;
-  handlers: 'opted-in' | 'all';
-  table: string;
-  createTable: boolean;
-  cleanupEvery: number;
-}
+export type {
+  PaymentsTransactionsOptions,
+  ResolvedPaymentsTransactionsOptions,
+} from '../contracts/payments-transactions.options.js';
 
 /** Validates `webhooks.transactions` (called by the options validator); undefined when not set. */
 export function resolveTransactionsOptions(raw: unknown): ResolvedPaymentsTransactionsOptions | undefined {

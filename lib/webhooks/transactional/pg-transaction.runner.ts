@@ -4,10 +4,13 @@ import {
   type PostgresPool,
   type PostgresPoolClient,
   type PreparedQueryable,
-} from '../stores/postgres-sql.util.js';
-import { watchPostgresPoolErrors } from '../stores/postgres-pool-errors.js';
-import { ROLLBACK_FAILED_MESSAGE } from '../payments-webhooks.messages.js';
-import type { PaymentsTransaction, PaymentsTransactionRunner } from './payments-transaction-runner.interface.js';
+} from '../../postgres/postgres-sql.util.js';
+import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
+import { ROLLBACK_FAILED_MESSAGE } from '../contracts/payments-webhooks.messages.js';
+import type {
+  PaymentsTransaction,
+  PaymentsTransactionRunner,
+} from '../contracts/payments-transaction-runner.interface.js';
 
 /** A COMMIT answered ROLLBACK (an earlier, caught error aborted the transaction); the connection is fine. */
 class CommitRolledBack extends PaymentsError {

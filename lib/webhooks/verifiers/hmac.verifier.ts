@@ -8,7 +8,7 @@ import type {
   WebhookVerificationInput,
   WebhookVerificationResult,
   WebhookVerifier,
-} from './webhook-verifier.interface.js';
+} from '../contracts/webhook-verifier.interface.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 
 /** Digest algorithms `hmacVerifier` supports. */

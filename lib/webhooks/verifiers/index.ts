@@ -1,4 +1,4 @@
-export * from './webhook-verifier.interface.js';
+export * from '../contracts/webhook-verifier.interface.js';
 export type { SignatureEncoding } from './signature-compare.util.js';
 export { hmacVerifier } from './hmac.verifier.js';
 export type { HmacVerifierOptions, HmacAlgorithm, HmacSignedPayload } from './hmac.verifier.js';

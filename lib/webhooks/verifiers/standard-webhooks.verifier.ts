@@ -9,7 +9,7 @@ import type {
   WebhookVerificationInput,
   WebhookVerificationResult,
   WebhookVerifier,
-} from './webhook-verifier.interface.js';
+} from '../contracts/webhook-verifier.interface.js';
 
 /** Options of `standardWebhooksVerifier`. */
 export interface StandardWebhooksVerifierOptions {

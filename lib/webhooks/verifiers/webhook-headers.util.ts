@@ -1,4 +1,4 @@
-import type { WebhookVerificationInput } from './webhook-verifier.interface.js';
+import type { WebhookVerificationInput } from '../contracts/webhook-verifier.interface.js';
 
 /**
  * Every value of a header, case-insensitively. Node lower-cases names already; a verifier called by

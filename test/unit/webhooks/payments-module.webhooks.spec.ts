@@ -9,10 +9,10 @@ import {
   PaymentsConfigurationError,
   PaymentsModule,
 } from '../../../lib/index.js';
-import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/inline-payment-events.processor.js';
-import { PaymentEventsProcessor } from '../../../lib/webhooks/payment-events-processor.interface.js';
+import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/dispatch/inline-payment-events.processor.js';
+import { PaymentEventsProcessor } from '../../../lib/webhooks/contracts/payment-events-processor.interface.js';
 import { PaymentEventsQueueProcessor } from '../../../lib/webhooks/queue/payment-events-queue.processor.js';
-import { createPaymentsWebhookController } from '../../../lib/webhooks/payments-webhook.controller.js';
+import { createPaymentsWebhookController } from '../../../lib/webhooks/http/payments-webhook.controller.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
 

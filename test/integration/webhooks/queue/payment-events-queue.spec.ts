@@ -5,8 +5,11 @@ import { PaymentsConfigurationError } from '../../../../lib/errors/payments.erro
 import type { PaymentsQueueOptions } from '../../../../lib/payments-options.interface.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../../lib/testing/create-payment-event.js';
-import type { PaymentEvent } from '../../../../lib/webhooks/payment-event.types.js';
-import type { DispatchResult, PaymentEventsDispatcher } from '../../../../lib/webhooks/payment-events.dispatcher.js';
+import type { PaymentEvent } from '../../../../lib/webhooks/contracts/payment-event.types.js';
+import type {
+  DispatchResult,
+  PaymentEventsDispatcher,
+} from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { PaymentEventsQueue } from '../../../../lib/webhooks/queue/payment-events.queue.js';
 import { PaymentEventsQueueProcessor } from '../../../../lib/webhooks/queue/payment-events-queue.processor.js';
 import { PaymentEventsWorker } from '../../../../lib/webhooks/queue/payment-events.worker.js';

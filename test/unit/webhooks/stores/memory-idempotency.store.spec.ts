@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { MemoryIdempotencyStore, PaymentsInvalidArgumentError } from '../../../../lib/index.js';
+import { MemoryIdempotencyStore, PaymentsInvalidArgumentError, type IdempotencyClaim } from '../../../../lib/index.js';
 import { describeIdempotencyStore } from '../../../../lib/testing/index.js';
 
 const LEASE = 30_000;
@@ -132,11 +132,11 @@ describe('MemoryIdempotencyStore', () => {
     expect(await small.claim('first:h', LEASE)).toEqual({ status: 'busy' });
   });
 
-  it('renewNow answers at once, as renew does', () => {
-    const claim = store.claimNow('e1:h', LEASE);
+  it('renew answers at once, as claim does (no promise)', () => {
+    const claim = store.claim('e1:h', LEASE) as IdempotencyClaim;
     if (claim.status !== 'claimed') throw new Error('expected a claim');
-    expect(store.renewNow('e1:h', claim.token, LEASE)).toBe(true);
-    expect(store.renewNow('e1:h', 'someone-else', LEASE)).toBe(false);
+    expect(store.renew('e1:h', claim.token, LEASE)).toBe(true);
+    expect(store.renew('e1:h', 'someone-else', LEASE)).toBe(false);
   });
 
   it('forgets everything on close', async () => {

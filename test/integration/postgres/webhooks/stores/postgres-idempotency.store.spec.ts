@@ -5,7 +5,7 @@ import {
   PostgresIdempotencyStore,
   postgresIdempotencyStoreSchema,
 } from '../../../../../lib/webhooks/stores/postgres-idempotency.store.js';
-import type { PostgresQueryable } from '../../../../../lib/webhooks/stores/postgres-sql.util.js';
+import type { PostgresQueryable } from '../../../../../lib/postgres/postgres-sql.util.js';
 import { describeIdempotencyStore } from '../../../../../lib/testing/index.js';
 import {
   createTestDatabase,

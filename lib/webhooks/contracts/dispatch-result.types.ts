@@ -1,0 +1,50 @@
+import type { Pending } from '../../core/payments.pending.js';
+import type { PaymentEvent } from './payment-event.types.js';
+
+/** How one handler fared with one event. */
+export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
+
+/** One handler's line of a `DispatchResult`. */
+export interface DispatchHandlerResult {
+  /** `ClassName.methodName`. */
+  handler: string;
+  status: DispatchHandlerStatus;
+  /** How long the handler ran, when it ran. */
+  durationMs?: number;
+  /** The attempt number the handler saw (`ctx.deliveryAttempt`), when it ran. */
+  attempt?: number;
+  /** What the handler (status `failed`) or the store (status `store_unavailable`) threw. */
+  error?: unknown;
+}
+
+/**
+ * Outcome of one event:
+ * - `handled`: every bound handler ran now or earlier;
+ * - `duplicate`: every bound handler had already completed (a redelivery);
+ * - `busy`: a handler is being run by a concurrent delivery (answer 409);
+ * - `failed`: a handler threw; its claim was released so a redelivery runs it (answer 500);
+ * - `unhandled`: no handler is bound to the event type (answer 200);
+ * - `store_unavailable`: the idempotency store failed; nothing ran without a claim (answer 503).
+ */
+export type DispatchOutcome = 'handled' | 'duplicate' | 'busy' | 'failed' | 'unhandled' | 'store_unavailable';
+
+/** What `PaymentEventsDispatcher.dispatch` returns. */
+export interface DispatchResult {
+  outcome: DispatchOutcome;
+  handlers: DispatchHandlerResult[];
+}
+
+/** Facts about the delivery (or queued job) carrying the event. */
+export interface DispatchMeta {
+  receivedAt: Date;
+  /** The queue's attempt number, when a worker dispatches. The store's claim count is used if higher. */
+  deliveryAttempt?: number;
+}
+
+/**
+ * Runs a verified event through its handlers (the dispatcher): what the inline processor and the queue
+ * worker call, injected under `PAYMENT_EVENTS_DISPATCHER`. Answers a value when nothing had to wait.
+ */
+export interface PaymentEventsDispatch {
+  dispatch(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult>;
+}

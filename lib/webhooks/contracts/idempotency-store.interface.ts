@@ -1,0 +1,51 @@
+import type { Pending } from '../../core/payments.pending.js';
+
+/**
+ * Result of `IdempotencyStore.claim`:
+ * - `claimed`: the caller owns the (event, handler) pair for the lease and must `complete` or `release` it;
+ * - `done`: a previous delivery completed it, skip;
+ * - `busy`: another delivery holds an unexpired lease.
+ */
+export type IdempotencyClaim =
+  { status: 'claimed'; token: string; attempt: number } | { status: 'done' } | { status: 'busy' };
+
+/**
+ * Where the receiver records which (event id, handler) pairs are in flight or done. Implement it to
+ * use another engine; the built-ins are `MemoryIdempotencyStore`, `RedisIdempotencyStore` and
+ * `PostgresIdempotencyStore`. Any method may reject (engine down): the receiver then answers 503 and
+ * runs nothing. A method answers a promise, or its value at once when it knows it without waiting
+ * (`Pending<T>`, as the in-memory store does): the receiver then takes no promise and no microtask.
+ */
+export interface IdempotencyStore {
+  /**
+   * Atomically claims `key` for `leaseMs` unless it is done or leased by someone else. `attempt` counts
+   * the claims granted for this key so far (1 on the first).
+   */
+  claim(key: string, leaseMs: number): Pending<IdempotencyClaim>;
+  /** Marks `key` done for `retentionMs`, if `token` still owns it. */
+  complete(key: string, token: string, retentionMs: number): Pending<void>;
+  /** Drops the lease on `key` so a redelivery can run it again, only if `token` still owns it. */
+  release(key: string, token: string): Pending<void>;
+  /**
+   * Optional, strongly recommended: extends the lease on `key` to `leaseMs` from now, only if `token`
+   * still owns an unfinished claim (the owner check of `complete`). Resolves `true` when extended,
+   * `false` when the lease is lost (another delivery claimed the key, or it was completed, released or
+   * deleted). The receiver calls it every `claimTtlSeconds / 3` while a handler runs past that point,
+   * so a handler that runs longer than its lease is never run a second time by a redelivery. A store
+   * without it still works (the module warns at boot): a handler running past `claimTtlSeconds` may
+   * then run twice. Optional so that stores written before it keep compiling.
+   *
+   * @example renew('evt:Handler.paid', token, 300_000) // true while the token owns the claim
+   */
+  renew?(key: string, token: string, leaseMs: number): Pending<boolean>;
+  /** Optional: release resources on application shutdown. */
+  close?(): Promise<void>;
+  /**
+   * Optional: one round trip to the engine, for health checks (`nestjs-payments/health`). Rejects when
+   * the engine does not answer. A store without it (the in-memory one) counts as healthy.
+   */
+  ping?(): Promise<void>;
+}
+
+/** Injection token of the store in use (same name as the interface, as `@nestjs/throttler` does). */
+export const IdempotencyStore = Symbol('IdempotencyStore');

@@ -1,0 +1,49 @@
+import type { PaymentEvent, PaymentEventContext, PaymentEventPattern } from './payment-event.types.js';
+
+/**
+ * Per-handler options of `@OnPaymentEvent`, given as its last argument. Options of several
+ * `@OnPaymentEvent`s on one method are merged (the decorator closest to the method, which applies first, wins on a clash).
+ */
+export interface OnPaymentEventOptions {
+  /**
+   * Run this handler in a PostgreSQL transaction that also records its completion (the inbox): its
+   * database writes and the "done" record commit together or not at all. Needs
+   * `webhooks.transactions` in the module options (a `PaymentsTransactionRunner`). Default: whatever
+   * `webhooks.transactions.handlers` says (`'opted-in'`: false; `'all'`: true). `false` opts a handler
+   * out when the module makes every handler transactional.
+   */
+  transactional?: boolean;
+  /**
+   * The module instance whose deliveries this handler receives (`PaymentsModule.forRoot({ name })`).
+   * Default: the unnamed instance only. It applies to the whole method: every `@OnPaymentEvent` on
+   * one method must name the same instance (declare one method per instance otherwise).
+   */
+  name?: string;
+  /**
+   * The handler id, part of the idempotency key (`${event.id}:${id}`). Default `ClassName.methodName`.
+   * Give one when two distinct classes share a name (say `PaymentListener` in two feature modules):
+   * the boot refuses them otherwise. Keep it once deliveries were handled: changing it makes
+   * redeliveries run the handler again. 1-128 letters, digits, `.`, `_`, `-`.
+   */
+  id?: string;
+}
+
+/** One `@OnPaymentEvent` method, as discovered at boot. */
+export interface PaymentEventHandlerRegistration {
+  /**
+   * `ClassName.methodName`: stable across instances and restarts, because it is part of the
+   * idempotency key (`${event.id}:${handlerId}`). Renaming a handler makes redeliveries run it again.
+   */
+  readonly id: string;
+  /** The patterns the method was decorated with. */
+  readonly patterns: readonly PaymentEventPattern[];
+  /** The options given to `@OnPaymentEvent` (merged over its decorators). */
+  readonly options?: Readonly<OnPaymentEventOptions>;
+  /** Calls the method on its instance. */
+  readonly invoke: (event: PaymentEvent, ctx: PaymentEventContext) => unknown;
+}
+
+/** The handlers of one instance, as the transactional inbox reads them (the `PaymentEventsRegistry`). */
+export interface PaymentEventHandlers {
+  handlers(): readonly PaymentEventHandlerRegistration[];
+}

@@ -1,0 +1,118 @@
+import { PAYMENT_INTENT_STATES, SETUP_INTENT_STATES } from '../../client/payments-intent.states.js';
+import type { PaymentIntent, PaymentIntentState, SetupIntent, SetupIntentState } from '../../client/payments.types.js';
+import type { PaymentsTransaction } from './payments-transaction-runner.interface.js';
+
+/** `data` of a payment-intent event: usually the intent under `payment_intent`; not a frozen schema. */
+export interface PaymentIntentEventData {
+  payment_intent?: PaymentIntent;
+  [field: string]: unknown;
+}
+
+/** `data` of a setup-intent event. */
+export interface SetupIntentEventData {
+  setup_intent?: SetupIntent;
+  [field: string]: unknown;
+}
+
+/** `data` of a charge event (content not shown by the reference). */
+export interface ChargeEventData {
+  payment_intent?: PaymentIntent;
+  [field: string]: unknown;
+}
+
+/** The payment-intent states the service also signals as `charge.*` events. */
+export const CHARGE_EVENT_STATES = Object.freeze([
+  'succeeded',
+  'requires_capture',
+] as const satisfies readonly PaymentIntentState[]);
+
+/** A payment-intent state a charge event signals. */
+export type ChargeEventState = (typeof CHARGE_EVENT_STATES)[number];
+
+/**
+ * The documented event names, derived from the intent states: `payment_intent.<state>` for the nine
+ * payment-intent states, `setup_intent.<state>` for the four setup-intent states, and
+ * `charge.succeeded`, `charge.requires_capture`.
+ */
+export type DocumentedPaymentEventTypeMap = {
+  [S in PaymentIntentState as `payment_intent.${S}`]: PaymentIntentEventData;
+} & {
+  [S in SetupIntentState as `setup_intent.${S}`]: SetupIntentEventData;
+} & { [S in ChargeEventState as `charge.${S}`]: ChargeEventData };
+
+/**
+ * Every documented event name, mapped to the shape of its `data`. Extend it by declaration merging
+ * when the service documents more names:
+ *
+ * @example
+ * declare module 'nestjs-payments' {
+ *   interface PaymentEventTypeMap { 'payment_intent.processing': PaymentIntentEventData }
+ * }
+ */
+export interface PaymentEventTypeMap extends DocumentedPaymentEventTypeMap {}
+
+/** A documented event name. A misspelt or invented name does not compile. */
+export type PaymentEventType = Extract<keyof PaymentEventTypeMap, string>;
+
+/** Wildcards accepted by `@OnPaymentEvent`. */
+export type PaymentEventWildcard = 'payment_intent.*' | 'setup_intent.*' | 'charge.*' | '*';
+
+/** What `@OnPaymentEvent` accepts: an event name or a wildcard. */
+export type PaymentEventPattern = PaymentEventType | PaymentEventWildcard;
+
+/** Event names a pattern stands for (`'payment_intent.*'` -> every `payment_intent.` name). */
+export type PaymentEventTypesOf<P extends PaymentEventPattern> = P extends '*'
+  ? PaymentEventType
+  : P extends `${infer Prefix}.*`
+    ? Extract<PaymentEventType, `${Prefix}.${string}`>
+    : Extract<P, PaymentEventType>;
+
+/**
+ * A verified webhook delivery (WebhookEventPayload). `data` is typed by the event name, but it is not
+ * a frozen schema: when a field is missing, use `ctx.retrieveIntent()`.
+ */
+export type PaymentEvent<T extends PaymentEventType = PaymentEventType> = {
+  [K in T]: {
+    /** Event id (UUID), identical across retries of the same event. */
+    id: string;
+    /** Id (UUID) of the webhook endpoint the delivery was sent to. */
+    webhook_id: string;
+    event: K;
+    data: PaymentEventTypeMap[K];
+    metadata: Record<string, unknown> | null;
+  };
+}[T];
+
+/** Second argument of every handler. */
+export interface PaymentEventContext {
+  /**
+   * GETs the intent the event names (`/payment_intents/{id}` or `/setup_intents/{id}`): the source of
+   * truth when `data` lacks a field, or when the capture state of an `automatic_async` intent is needed.
+   */
+  retrieveIntent(): Promise<PaymentIntent | SetupIntent>;
+  /** 1 for the first time this handler is tried for this event, then 2, 3, ... */
+  deliveryAttempt: number;
+  /** When the delivery carrying this event was received. */
+  receivedAt: Date;
+  /**
+   * The PostgreSQL transaction a transactional handler runs in (its completion record commits with
+   * it); `undefined` for other handlers. See `webhooks.transactions`.
+   */
+  transaction?: PaymentsTransaction;
+}
+
+/**
+ * The documented event names at runtime (the `PaymentEventTypeMap` keys the reference lists). Wildcards
+ * expand against these plus any name a handler subscribes to by its exact name (declaration merging).
+ */
+export const PAYMENT_EVENT_TYPES: readonly PaymentEventType[] = Object.freeze([
+  ...PAYMENT_INTENT_STATES.map((state) => `payment_intent.${state}` as const),
+  ...SETUP_INTENT_STATES.map((state) => `setup_intent.${state}` as const),
+  ...CHARGE_EVENT_STATES.map((state) => `charge.${state}` as const),
+] satisfies PaymentEventType[]);
+
+/** The signature every `@OnPaymentEvent` method must be callable with, for the patterns `P`. */
+export type PaymentEventHandlerFn<P extends PaymentEventPattern = PaymentEventPattern> = (
+  event: PaymentEvent<PaymentEventTypesOf<P>>,
+  ctx: PaymentEventContext,
+) => unknown;

@@ -1,0 +1,360 @@
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
+import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
+import { PAYMENTS_RUNTIME } from '../../core/payments.runtime.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
+import type { PaymentsRuntime } from '../../core/payments.runtime.js';
+import { createPaymentEventContext, type PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
+import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
+import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-delivery-listener.util.js';
+import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
+import { whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
+import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
+import { PaymentsInbox } from '../transactional/payments-inbox.js';
+import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
+import type {
+  DispatchHandlerResult,
+  DispatchMeta,
+  DispatchOutcome,
+  DispatchResult,
+} from '../contracts/dispatch-result.types.js';
+import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
+import { retryReleaseLater } from '../../core/claim-release.retry.js';
+import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+
+export type {
+  DispatchHandlerResult,
+  DispatchHandlerStatus,
+  DispatchMeta,
+  DispatchOutcome,
+  DispatchResult,
+} from '../contracts/dispatch-result.types.js';
+
+/**
+ * Runs the handlers bound to a verified event, each at most once per event id: for each handler it
+ * claims `${event.id}:${handlerId}` in the `IdempotencyStore`, runs the handler only if it got the
+ * claim, and completes (success) or releases (failure) it. Handlers of one event run concurrently and
+ * in isolation: one failing does not stop the others. Used inline by the controller and by the queue
+ * worker.
+ */
+@Injectable()
+export class PaymentEventsDispatcher {
+  private readonly logger: Logger;
+  /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
+  private readonly busyLog = new WebhookLogSampler({
+    write: (line) => this.logger.warn(line),
+    now: () => this.runtime.now(),
+  });
+  private readonly leaseMs: number;
+  /** '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a claim. */
+  private readonly keyPrefix: string;
+  private readonly retentionMs: number;
+  private readonly listener: PaymentDeliveryListener | undefined;
+  /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
+  private readonly logDeliveries: boolean;
+
+  constructor(
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
+    @Inject(PAYMENTS_CLIENT) private readonly client: PaymentIntentsRetriever,
+    @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
+    @Optional() @Inject(PaymentsInbox) private readonly inbox?: PaymentsInbox,
+  ) {
+    this.logger = webhooksLogger(webhooks);
+    this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
+    this.keyPrefix = webhooks ? webhooks.storeKeyPrefix : '';
+    this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
+    this.listener = webhooks ? webhooks.deliveryListener : undefined;
+    this.logDeliveries = webhooks ? webhooks.logDeliveries === true : false;
+    if (webhooks && typeof store.renew !== 'function') {
+      this.logger.warn(
+        `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
+      );
+    }
+  }
+
+  /**
+   * Runs every handler bound to `event` that has not completed it yet, and sums up what happened.
+   * Answered without a promise when nothing had to wait (the in-memory store, a handler that returns
+   * no promise, no OpenTelemetry SDK); never throws or rejects for a handler's or a store's failure
+   * (those are outcomes).
+   */
+  dispatch(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult> {
+    const handlers = this.registry.handlersFor(event.event);
+    if (handlers.length === 0) {
+      if (this.logDeliveries)
+        this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
+      else this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
+      if (this.listener) this.notify(event, meta, 'unhandled', []);
+      return { outcome: 'unhandled', handlers: [] };
+    }
+    // One handler (the usual case) runs alone: no Promise.all and its per-element closures.
+    if (handlers.length === 1) {
+      const result = this.runHandler(handlers[0]!, event, meta);
+      return isPromiseLike(result)
+        ? result.then((settled) => this.summarise(event, meta, [settled]))
+        : this.summarise(event, meta, [result]);
+    }
+    return Promise.all(handlers.map((handler) => this.runHandler(handler, event, meta))).then((results) =>
+      this.summarise(event, meta, results),
+    );
+  }
+
+  /** The dispatch's outcome from its handlers' results; logs and notifies the listener. */
+  private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
+    const outcome = aggregate(results);
+    if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
+    else if (outcome === 'duplicate') {
+      this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
+    }
+    if (this.listener) this.notify(event, meta, outcome, results);
+    return { outcome, handlers: results };
+  }
+
+  /** One handler, in its own span (a child of the delivery or queue span) when an SDK records. */
+  private runHandler(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    meta: DispatchMeta,
+  ): Pending<DispatchHandlerResult> {
+    if (!this.telemetry.recording) return this.runOne(handler, event, meta);
+    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(handler, event, meta)));
+  }
+
+  /** Tells the opt-in `webhooks.deliveryListener` what this dispatch did. */
+  private notify(
+    event: PaymentEvent,
+    meta: DispatchMeta,
+    outcome: DispatchOutcome,
+    results: DispatchHandlerResult[],
+  ): void {
+    notifyDeliveryListener(
+      this.listener,
+      'onDispatch',
+      {
+        eventId: event.id,
+        type: event.event,
+        outcome,
+        handlers: toHandlerRecords(results),
+        ...(meta.deliveryAttempt === undefined ? {} : { deliveryAttempt: meta.deliveryAttempt }),
+        receivedAt: meta.receivedAt,
+        finishedAt: new Date(this.runtime.now()),
+      },
+      this.logger,
+    );
+  }
+
+  /**
+   * Claim, run, then complete or release one handler. Never rejects. With a store that answers at once
+   * (the in-memory one) and a handler that returns no promise, all of it happens at once.
+   */
+  private runOne(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    meta: DispatchMeta,
+  ): Pending<DispatchHandlerResult> {
+    const run: HandlerRun = { handler, event, key: `${this.keyPrefix}${event.id}:${handler.id}` };
+    return settle(
+      () => this.store.claim(run.key, this.leaseMs),
+      (claim) => this.runClaimed(run, claim, meta),
+      (error) => this.claimFailed(handler, event, error),
+    );
+  }
+
+  private claimFailed(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    error: unknown,
+  ): DispatchHandlerResult {
+    this.logger.error(
+      `Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`,
+    );
+    this.telemetry.storeError('claim');
+    return { handler: handler.id, status: 'store_unavailable', error };
+  }
+
+  /** After the claim: skip (done), give way (busy), or run the handler and record how it went. */
+  private runClaimed(run: HandlerRun, claim: IdempotencyClaim, meta: DispatchMeta): Pending<DispatchHandlerResult> {
+    const { handler, event } = run;
+    if (claim.status === 'done') {
+      // Not logged: the dispatch's outcome ('duplicate') says it once for all its handlers.
+      return { handler: handler.id, status: 'skipped' };
+    }
+    if (claim.status === 'busy') {
+      this.busyLog.log('busy', `Busy ${whereOf(event, handler)}: a concurrent delivery is running it`);
+      return { handler: handler.id, status: 'busy' };
+    }
+
+    const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
+    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt);
+    // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
+    if (this.inbox?.covers(handler)) {
+      return this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
+    }
+    const started = this.runtime.now();
+    let returned: unknown;
+    try {
+      returned = handler.invoke(event, ctx);
+    } catch (error) {
+      return this.handlerFailed(run, claim.token, attempt, started, error);
+    }
+    // Done at once: no lease to keep alive, and no timer on the receiver's synchronous path.
+    if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started);
+    return this.handlerSettles(run, claim.token, attempt, started, returned);
+  }
+
+  /**
+   * A handler that returned a promise: its claim is renewed while it runs, then its outcome recorded.
+   * Apart from `runClaimed`, so that the synchronous path allocates none of these closures.
+   */
+  private handlerSettles(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+    running: PromiseLike<unknown>,
+  ): Promise<DispatchHandlerResult> {
+    return this.renewing(run, token, running).then(
+      () => this.handlerDone(run, token, attempt, started),
+      (error: unknown) => this.handlerFailed(run, token, attempt, started, error),
+    );
+  }
+
+  /** `running` (a handler's promise), while its claim is renewed every third of the lease. */
+  private renewing<T>(run: HandlerRun, token: string, running: PromiseLike<T>): Promise<T> {
+    return whileRenewingLease(running, {
+      store: this.store,
+      key: run.key,
+      token,
+      leaseMs: this.leaseMs,
+      onProblem: (problem) => this.renewalProblem(run, problem),
+    });
+  }
+
+  private renewalProblem(run: HandlerRun, problem: LeaseRenewalProblem): void {
+    if (problem.kind === 'error') {
+      this.logger.warn(`Could not renew the claim of ${whereOf(run.event, run.handler)}: ${describe(problem.error)}`);
+      this.telemetry.storeError('renew');
+      return;
+    }
+    this.logger.error(
+      `Lost the claim of ${whereOf(run.event, run.handler)} while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
+    );
+    this.telemetry.leaseLost(run.handler.id);
+  }
+
+  /** The handler returned: record its completion (a store failure answers 503). */
+  private handlerDone(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+  ): Pending<DispatchHandlerResult> {
+    const durationMs = this.runtime.now() - started;
+    const done: DispatchHandlerResult = { handler: run.handler.id, status: 'done', durationMs, attempt };
+    // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
+    // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
+    return settle(
+      () => this.store.complete(run.key, token, this.retentionMs),
+      () => done,
+      (error) => this.completeFailed(run, durationMs, attempt, error),
+    );
+  }
+
+  private completeFailed(run: HandlerRun, durationMs: number, attempt: number, error: unknown): DispatchHandlerResult {
+    // The handler ran but its completion is not recorded: answer 503 so the service retries. The
+    // lease keeps concurrent deliveries out until it expires; after that the handler may run again.
+    this.logger.error(
+      `Handled ${whereOf(run.event, run.handler)} in ${durationMs} ms, but the store could not record it: ${describe(error)}`,
+    );
+    this.telemetry.storeError('complete');
+    return { handler: run.handler.id, status: 'store_unavailable', durationMs, attempt, error };
+  }
+
+  /** The handler threw: release its claim so a redelivery runs it again. */
+  private handlerFailed(
+    run: HandlerRun,
+    token: string,
+    attempt: number,
+    started: number,
+    error: unknown,
+  ): Pending<DispatchHandlerResult> {
+    const durationMs = this.runtime.now() - started;
+    this.logger.error(
+      `Failed ${whereOf(run.event, run.handler)} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; claim released for redelivery`,
+      error instanceof Error ? error.stack : undefined,
+    );
+    const failed: DispatchHandlerResult = { handler: run.handler.id, status: 'failed', durationMs, attempt, error };
+    return settle(
+      () => this.store.release(run.key, token),
+      () => failed,
+      (releaseError) => {
+        this.releaseFailed(run, token, releaseError);
+        return failed;
+      },
+    );
+  }
+
+  private releaseFailed(run: HandlerRun, token: string, error: unknown): void {
+    // Retried in the background for ~30 s, else the lease ends after claimTtlSeconds (409 until then).
+    this.logger.error(
+      `Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(error)}; retrying in the background`,
+    );
+    this.telemetry.storeError('release');
+    retryReleaseLater(this.store, run.key, token);
+  }
+}
+
+/** One handler's run of one event: what its claim, completion and log lines need. */
+interface HandlerRun {
+  handler: PaymentEventHandlerRegistration;
+  event: PaymentEvent;
+  /** The idempotency key `[instance:]eventId:handlerId`. */
+  key: string;
+}
+
+/** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */
+function whereOf(event: PaymentEvent, handler: PaymentEventHandlerRegistration): string {
+  return `event ${event.id} (${event.event}) handler ${handler.id}`;
+}
+
+/** The `logDeliveries` line: `Event <id> (<type>) <outcome>: <handler> <status> [in N ms] [(attempt n)], ...`. */
+function deliveryLine(
+  event: PaymentEvent,
+  outcome: DispatchOutcome,
+  results: readonly DispatchHandlerResult[],
+): string {
+  const parts = results.map((r) => {
+    const took = r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`;
+    const attempt = r.attempt === undefined || r.attempt === 1 ? '' : ` (attempt ${r.attempt})`;
+    return `${r.handler} ${r.status}${took}${attempt}`;
+  });
+  return `Event ${event.id} (${event.event}) ${outcome}: ${parts.join(', ')}`;
+}
+
+/** The worst status wins: store_unavailable > failed > busy > handled; all skipped is a duplicate. One pass. */
+function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
+  let failed = false;
+  let busy = false;
+  let allSkipped = true;
+  for (const { status } of results) {
+    if (status === 'store_unavailable') return 'store_unavailable';
+    if (status === 'failed') failed = true;
+    else if (status === 'busy') busy = true;
+    if (status !== 'skipped') allSkipped = false;
+  }
+  if (failed) return 'failed';
+  if (busy) return 'busy';
+  return allSkipped ? 'duplicate' : 'handled';
+}
+
+/** Name and message of an error, for a log line (handlers' errors are the merchant's own text). */
+function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error;
+}

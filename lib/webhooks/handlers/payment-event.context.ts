@@ -1,0 +1,71 @@
+import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
+import { PaymentsError } from '../../errors/payments.errors.js';
+import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
+
+/** What `retrieveIntent()` needs from the API client (`PaymentsService` provides it). */
+export interface PaymentIntentsRetriever {
+  paymentIntents: { retrieve(id: string): Promise<PaymentIntent> };
+  setupIntents: { retrieve(id: string): Promise<SetupIntent> };
+}
+
+/** `ctx.retrieveIntent()` was called on an event whose `data` names no intent. */
+export class PaymentEventIntentMissingError extends PaymentsError {
+  override readonly name = 'PaymentEventIntentMissingError';
+  constructor(
+    readonly eventId: string,
+    readonly eventType: string,
+    field: string,
+  ) {
+    super(
+      `Event ${eventId} (${eventType}) names no intent: data.${field}.id is missing, so retrieveIntent() cannot know which intent to GET`,
+    );
+  }
+}
+
+const intentId = (value: unknown): string | undefined => {
+  if (typeof value === 'string' && value !== '') return value;
+  if (typeof value === 'object' && value !== null) {
+    const id = (value as { id?: unknown }).id;
+    if (typeof id === 'string' && id !== '') return id;
+  }
+  return undefined;
+};
+
+/**
+ * GETs the intent an event names: `setup_intent.*` -> `GET /setup_intents/{data.setup_intent.id}`;
+ * `payment_intent.*` and `charge.*` -> `GET /payment_intents/{data.payment_intent.id}`. For a name
+ * outside those families, whichever of the two `data` carries (payment intent first).
+ */
+export async function retrieveIntentOf(
+  event: PaymentEvent,
+  client: PaymentIntentsRetriever,
+): Promise<PaymentIntent | SetupIntent> {
+  const data = event.data as Record<string, unknown>;
+  const family = event.event.slice(0, event.event.indexOf('.'));
+  if (family === 'setup_intent') {
+    const id = intentId(data['setup_intent']);
+    if (!id) throw new PaymentEventIntentMissingError(event.id, event.event, 'setup_intent');
+    return client.setupIntents.retrieve(id);
+  }
+  const paymentId = intentId(data['payment_intent']);
+  if (paymentId) return client.paymentIntents.retrieve(paymentId);
+  if (family !== 'payment_intent' && family !== 'charge') {
+    const setupId = intentId(data['setup_intent']);
+    if (setupId) return client.setupIntents.retrieve(setupId);
+  }
+  throw new PaymentEventIntentMissingError(event.id, event.event, 'payment_intent');
+}
+
+/** Builds the second argument of a handler. */
+export function createPaymentEventContext(
+  event: PaymentEvent,
+  client: PaymentIntentsRetriever,
+  deliveryAttempt: number,
+  receivedAt: Date,
+): PaymentEventContext {
+  return Object.freeze({
+    retrieveIntent: () => retrieveIntentOf(event, client),
+    deliveryAttempt,
+    receivedAt,
+  });
+}

@@ -1,0 +1,178 @@
+import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { ApplicationConfig, DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { DEFAULT_PAYMENTS_INSTANCE } from '../../core/payments.defaults.js';
+import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../../core/payments.instance.js';
+import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from '../contracts/payments-webhooks.constants.js';
+import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
+import { PaymentEventsRegistry } from './payment-events.registry.js';
+import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from '../contracts/payments-webhooks.messages.js';
+import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import { servedRouteOf } from '../http/payments-webhook-route.helper.js';
+
+export { servedRouteOf };
+
+/** The name of the module that declares a provider (`AppModule`), for boot errors. */
+function moduleNameOf(wrapper: DiscoveredWrapper): string {
+  const host = (wrapper as { host?: { name?: unknown } }).host;
+  return typeof host?.name === 'string' ? host.name : 'an unknown module';
+}
+
+type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
+
+/**
+ * Walks every provider and controller at boot and registers each `@OnPaymentEvent` method in the
+ * `PaymentEventsRegistry`. Wrappers without an instance and aliases are skipped; the class is read
+ * from the instance, so `useValue` and `useFactory` providers are found. Request-scoped and transient
+ * providers cannot receive events (there is no request to resolve them in), so they are skipped with a
+ * warning. Each module instance has its own explorer, which registers only the handlers bound to its
+ * name (`@OnPaymentEvent(type, { name })`; no name: the unnamed instance).
+ */
+@Injectable()
+export class PaymentEventsExplorer implements OnModuleInit {
+  private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
+  private explored = false;
+  /** Which class each handler id belongs to, and its module: one id, one class. */
+  private readonly owners = new Map<string, { type: unknown; module: string }>();
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly metadataScanner: MetadataScanner,
+    private readonly accessor: PaymentEventsMetadataAccessor,
+    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
+    @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
+    @Optional() private readonly appConfig?: ApplicationConfig,
+  ) {
+    // Every instance exists before any lifecycle hook runs, so a hook that reads the registry early
+    // (e.g. a queue worker starting) can trigger discovery itself.
+    this.registry.setLoader(() => this.explore());
+  }
+
+  onModuleInit(): void {
+    this.explore();
+    this.logRoutes();
+  }
+
+  /** Registers the handlers of every discovered provider and controller (once). */
+  explore(): void {
+    if (this.explored) return;
+    this.explored = true;
+    const seen = new Set<unknown>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      this.exploreWrapper(wrapper, seen);
+    }
+  }
+
+  protected exploreWrapper(wrapper: DiscoveredWrapper, seen: Set<unknown>): void {
+    if (wrapper.isAlias) return;
+    const { instance } = wrapper;
+    if (!instance || typeof instance !== 'object') {
+      // A provider without an instance may still be a scoped class that declares handlers: say why it is ignored.
+      this.warnIfScoped(wrapper);
+      return;
+    }
+    if (!wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
+      this.warnIfScoped(wrapper);
+      return;
+    }
+    if (seen.has(instance)) return;
+    seen.add(instance);
+    const prototype = Object.getPrototypeOf(instance) as object | null;
+    if (!prototype) return;
+    const className = (instance as object).constructor?.name || String(wrapper.name);
+    for (const methodName of this.metadataScanner.getAllMethodNames(prototype)) {
+      const method = (instance as Record<string, unknown>)[methodName];
+      const patterns = this.accessor.getEventPatterns(method);
+      if (!patterns) continue;
+      const options = this.accessor.getHandlerOptions(method);
+      if (!this.listensHere(options.name)) continue;
+      const id = options.id ?? `${className}.${methodName}`;
+      this.claimId(id, instance as object, wrapper);
+      const registered = this.registry.register({
+        id,
+        patterns,
+        options,
+        invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
+          (method as (event: PaymentEvent, ctx: PaymentEventContext) => unknown).call(instance, event, ctx),
+      });
+      if (!registered) {
+        this.logger.warn(
+          `Handler ${id} is declared by two providers of the same class ${className}; only the first receives events (the handler id is part of the idempotency key, so two would share one claim)`,
+        );
+      }
+    }
+  }
+
+  /**
+   * Refuses one handler id on two distinct classes (two `PaymentListener`s in two feature modules):
+   * one of them would be dropped silently, and renaming either one by discovery order would not be
+   * stable across deployments. The same class provided twice keeps the warning above.
+   */
+  private claimId(id: string, instance: object, wrapper: DiscoveredWrapper): void {
+    const owner = { type: instance.constructor, module: moduleNameOf(wrapper) };
+    const first = this.owners.get(id);
+    if (first === undefined) {
+      this.owners.set(id, owner);
+      return;
+    }
+    if (first.type === owner.type) return;
+    const className = (owner.type as { name?: string }).name ?? id;
+    throw new PaymentsConfigurationError(
+      '@OnPaymentEvent({ id })',
+      `'${id}' is the handler id of two distinct classes named ${className}: the one in ${first.module} (found first, so the one that received events until now) and the one in ${owner.module}; the handler id is part of the idempotency key, so one would be dropped`,
+      `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { id: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
+    );
+  }
+
+  private warnIfScoped(wrapper: DiscoveredWrapper): void {
+    const metatype = wrapper.metatype;
+    const prototype =
+      typeof metatype === 'function' && metatype.prototype
+        ? (metatype.prototype as object)
+        : (wrapper.instance as object | undefined);
+    if (!prototype || typeof prototype !== 'object') return;
+    const hasHandlers = this.metadataScanner
+      .getAllMethodNames(prototype)
+      .some((name) => this.accessor.getEventPatterns((prototype as Record<string, unknown>)[name]) !== undefined);
+    if (hasHandlers) {
+      const name = typeof metatype === 'function' ? metatype.name : String(wrapper.name);
+      this.logger.warn(
+        `${name} is request-scoped or transient, so its @OnPaymentEvent handlers are ignored: webhook deliveries need a singleton. Make ${name} a default-scoped provider (or move the handlers to one).`,
+      );
+    }
+  }
+
+  /** Whether a handler bound to `name` (undefined: the unnamed instance) listens to this instance. */
+  private listensHere(name: string | undefined): boolean {
+    return isDefaultPaymentsInstance(name) ? isDefaultPaymentsInstance(this.instanceName) : name === this.instanceName;
+  }
+
+  private logRoutes(): void {
+    const handlers = this.registry.handlers();
+    if (this.webhooksPath === false) {
+      if (handlers.length > 0)
+        this.logger.log(
+          `No webhook route registered; ${handlers.length} handler(s) known (queued processing or another instance receives)`,
+        );
+      return;
+    }
+    const instance = isDefaultPaymentsInstance(this.instanceName) ? '' : ` (instance '${this.instanceName}')`;
+    this.logger.log(`Receiving webhooks at POST ${servedRouteOf(this.webhooksPath, this.appConfig)}${instance}`);
+    const types = this.registry.handledEventTypes();
+    if (types.length === 0) {
+      this.logger.warn(
+        `No @OnPaymentEvent handler found${instance}: every verified event will be acknowledged and ignored`,
+      );
+      return;
+    }
+    for (const type of types) {
+      this.logger.log(
+        `${type} -> ${this.registry
+          .handlersFor(type)
+          .map((handler) => handler.id)
+          .join(', ')}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,43 @@
+import { RequestMethod, type ExecutionContext } from '@nestjs/common';
+import type { ApplicationConfig, Reflector } from '@nestjs/core';
+import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../contracts/payments-webhooks.constants.js';
+
+/**
+ * True when `context` is the payments webhook route. Call it first in a global guard of the host app
+ * (an API-key or session guard registered as `APP_GUARD`) and let the request through: deliveries do
+ * not carry the app's credentials, they are authenticated by their signature, which the webhook
+ * route verifies first thing, before its handlers run.
+ *
+ * @example
+ * canActivate(context: ExecutionContext) {
+ *   if (isPaymentsWebhookRoute(context, this.reflector)) return true;
+ *   return this.checkApiKey(context);
+ * }
+ */
+export function isPaymentsWebhookRoute(context: ExecutionContext, reflector: Reflector): boolean {
+  return (
+    reflector.getAllAndOverride<boolean | undefined>(PAYMENTS_WEBHOOK_ROUTE_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]) === true
+  );
+}
+
+/**
+ * The route Nest maps for `path`: with `app.setGlobalPrefix('api')`, `/api/<path>`, unless the prefix's
+ * `exclude` covers it. The route is version-neutral, so URI versioning adds no `/v1`.
+ */
+export function servedRouteOf(path: string, config: ApplicationConfig | undefined): string {
+  const route = `/${path}`;
+  const prefix = (config?.getGlobalPrefix() ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix === '') return route;
+  const excluded = (config?.getGlobalPrefixOptions()?.exclude ?? []).some(
+    (rule) =>
+      (rule.requestMethod === RequestMethod.ALL ||
+        rule.requestMethod === RequestMethod.POST ||
+        (rule.requestMethod as number) === -1) &&
+      rule.pathRegex instanceof RegExp &&
+      rule.pathRegex.test(route),
+  );
+  return excluded ? route : `/${prefix}${route}`;
+}
