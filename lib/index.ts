@@ -1,19 +1,16 @@
 /*
  * The root entry point, `nestjs-payments`: what an application writes (the module, its options, the
- * client, handlers, verifiers, stores, errors) and the documented extension points. Internals stay
- * out; the list is pinned by test/unit/public-api.spec.ts.
+ * client, handlers, verifiers, stores, errors). At most 50 names, pinned by test/unit/public-api.spec.ts.
+ * The rest of the receiver's surface (registry, tokens, schemas, option types of each part, listener
+ * records) is `nestjs-payments/webhooks`; the client's request and option types `nestjs-payments/client`;
+ * the clock (`PAYMENTS_RUNTIME`) `nestjs-payments/testing`.
  */
 export { PaymentsModule } from './payments.module.js';
 export type {
   PaymentsEnvironment,
-  PaymentsHttpOptions,
   PaymentsModuleOptions,
-  PaymentsProcessingOptions,
-  PaymentsQueueOptions,
   PaymentsWebhooksOptions,
 } from './payments-options.interface.js';
-export { PAYMENTS_RUNTIME, type PaymentsRuntime } from './core/payments.runtime.js';
-export type { PaymentsClock } from './core/payments.clock.js';
 export {
   PaymentsApiError,
   PaymentsAuthenticationError,
@@ -24,7 +21,41 @@ export {
   PaymentsPermissionError,
   PaymentsRateLimitError,
   PaymentsResponseTooLargeError,
-  type PaymentsHttpMethod,
 } from './errors/index.js';
-export * from './client/index.js';
-export * from './webhooks/index.js';
+export {
+  getPaymentsServiceToken,
+  InjectPaymentsService,
+  PaymentsService,
+  type PaymentIntent,
+  type PaymentIntentState,
+  type SetupIntent,
+  type SetupIntentState,
+  type WebhookEndpoint,
+} from './client/index.js';
+export {
+  clsTransactionRunner,
+  hmacVerifier,
+  IdempotencyStore,
+  InjectPaymentEventsQueue,
+  isPaymentsWebhookRoute,
+  MemoryIdempotencyStore,
+  OnPaymentEvent,
+  PaymentDeliveryJournal,
+  PaymentEventIntentMissingError,
+  PaymentEventsQueue,
+  pgTransactionRunner,
+  PostgresIdempotencyStore,
+  RedisIdempotencyStore,
+  standardWebhooksVerifier,
+  type FailedPaymentEvent,
+  type IdempotencyClaim,
+  type OnPaymentEventOptions,
+  type PaymentDeliveryListener,
+  type PaymentEvent,
+  type PaymentEventContext,
+  type PaymentEventType,
+  type PaymentEventTypeMap,
+  type PaymentIntentEventData,
+  type PaymentsTransactionRunner,
+  type WebhookVerifier,
+} from './webhooks/index.js';

@@ -1,5 +1,6 @@
 import { registerAs } from '@nestjs/config';
-import type { HmacAlgorithm, HmacSignedPayload, PaymentsEnvironment, SignatureEncoding } from '../lib/index.js';
+import type { PaymentsEnvironment } from '../lib/index.js';
+import type { HmacAlgorithm, HmacSignedPayload, SignatureEncoding } from '../lib/webhooks/index.js';
 
 /** The signature scheme the service signs deliveries with (given to merchants outside the reference). */
 export type SampleWebhookScheme =

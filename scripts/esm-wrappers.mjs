@@ -3,7 +3,7 @@
 // lib/ once, as CommonJS, into dist/cjs/. It writes:
 //   - dist/cjs/package.json {"type":"commonjs"}: the root package.json says "module", so without it
 //     Node would read dist/cjs/*.js as ES modules;
-//   - dist/esm/<entry>/index.js for `.`, `./testing` and `./health`: the `import` condition of the
+//   - dist/esm/<entry>/index.js for `.`, `./testing`, `./health`, `./webhooks` and `./client`: the `import` condition of the
 //     exports map. Each is a thin ES module that imports the CommonJS entry and re-exports its named
 //     exports, so `import` and `require` of the package give the very same classes and DI tokens (one
 //     copy per process: no dual-package hazard). The names are read from the CommonJS module itself
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const cjsDir = join(root, 'dist', 'cjs');
 const esmDir = join(root, 'dist', 'esm');
-const entries = ['.', 'testing', 'health'];
+const entries = ['.', 'testing', 'health', 'webhooks', 'client'];
 
 writeFileSync(join(cjsDir, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 mkdirSync(esmDir, { recursive: true });

@@ -1,3 +1,11 @@
+/*
+ * `nestjs-payments/webhooks`: the whole surface of the receiver (the root entry re-exports the part an
+ * application writes daily): handlers and their registry, verifiers, stores and their schemas, queued
+ * processing, the delivery listener and its records, transactional handlers, and the option types of
+ * each part.
+ */
+export type { PaymentsProcessingOptions, PaymentsWebhooksOptions } from './contracts/payments-webhooks.options.js';
+export type { PaymentsQueueConnection, PaymentsQueueOptions } from './contracts/payments-queue.options.js';
 export {
   PAYMENT_EVENT_TYPES,
   type ChargeEventData,

@@ -1,12 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { PaymentDeliveryJournal, PaymentEventsQueue, type FailedPaymentEvent } from '../../lib/index.js';
 import {
-  PaymentDeliveryJournal,
-  PaymentEventsQueue,
-  type FailedPaymentEvent,
   type PaymentDeliveryJournalEntry,
   type PaymentDeliveryJournalTotals,
   type PaymentRejectionRecord,
-} from '../../lib/index.js';
+} from '../../lib/webhooks/index.js';
 import type { Order } from '../orders/order.model.js';
 import { OrdersRepository } from '../orders/orders.repository.js';
 

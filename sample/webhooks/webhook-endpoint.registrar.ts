@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { PaymentEventsRegistry, PaymentsService } from '../../lib/index.js';
+import { PaymentsService } from '../../lib/index.js';
+import { PaymentEventsRegistry } from '../../lib/webhooks/index.js';
 import { WebhookSecretsHolder } from './webhook-secrets.holder.js';
 
 /** Route of the sample's webhook receiver (the module's default, spelt out because the URL is registered). */

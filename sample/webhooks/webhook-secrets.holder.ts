@@ -1,12 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { ConfigService } from '@nestjs/config';
-import {
-  hmacVerifier,
-  standardWebhooksVerifier,
-  type WebhookVerificationInput,
-  type WebhookVerificationResult,
-  type WebhookVerifier,
-} from '../../lib/index.js';
+import { hmacVerifier, standardWebhooksVerifier, type WebhookVerifier } from '../../lib/index.js';
+import { type WebhookVerificationInput, type WebhookVerificationResult } from '../../lib/webhooks/index.js';
 import type { SampleConfig, SampleWebhookScheme } from '../sample.config.js';
 
 /**

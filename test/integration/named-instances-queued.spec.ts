@@ -5,7 +5,6 @@ import { NestFactory } from '@nestjs/core';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import {
-  getPaymentEventsQueueToken,
   OnPaymentEvent,
   PaymentEventsQueue,
   PaymentsModule,
@@ -13,6 +12,7 @@ import {
   standardWebhooksVerifier,
   type PaymentEvent,
 } from '../../lib/index.js';
+import { getPaymentEventsQueueToken } from '../../lib/webhooks/index.js';
 import { createPaymentEvent, signWebhook } from '../../lib/testing/index.js';
 import { CapturingLogger } from '../fixtures/webhooks/capturing.logger.js';
 import { post } from '../fixtures/webhooks/webhook-app.fixture.js';

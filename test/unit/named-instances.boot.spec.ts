@@ -4,12 +4,9 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import type { DynamicModule, InjectionToken } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
-  getPaymentEventsQueueToken,
-  getPaymentEventsRegistryToken,
   getPaymentsServiceToken,
   OnPaymentEvent,
   PaymentEventsQueue,
-  PaymentEventsRegistry,
   PaymentsConfigurationError,
   PaymentsInvalidArgumentError,
   PaymentsModule,
@@ -17,6 +14,11 @@ import {
   standardWebhooksVerifier,
   type PaymentsModuleOptions,
 } from '../../lib/index.js';
+import {
+  getPaymentEventsQueueToken,
+  getPaymentEventsRegistryToken,
+  PaymentEventsRegistry,
+} from '../../lib/webhooks/index.js';
 import { validatePaymentsOptions } from '../../lib/payments-options.validator.js';
 
 const SECRET = `whsec_${Buffer.from('named-instances-secret-32-bytes!').toString('base64')}`;

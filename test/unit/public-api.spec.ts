@@ -21,9 +21,8 @@ interface Surface {
 
 const ROOT: Surface = {
   values: [
-    // the module and its tokens
+    // the module
     'PaymentsModule',
-    'PAYMENTS_RUNTIME',
     // the API client
     'PaymentsService',
     'InjectPaymentsService',
@@ -41,11 +40,7 @@ const ROOT: Surface = {
     'PaymentEventIntentMissingError',
     // handlers
     'OnPaymentEvent',
-    'PAYMENT_EVENT_TYPES',
-    'PaymentEventsRegistry',
-    'getPaymentEventsRegistryToken',
     'isPaymentsWebhookRoute',
-    'PAYMENTS_WEBHOOK_ROUTE_METADATA',
     // verifiers
     'hmacVerifier',
     'standardWebhooksVerifier',
@@ -54,31 +49,109 @@ const ROOT: Surface = {
     'MemoryIdempotencyStore',
     'RedisIdempotencyStore',
     'PostgresIdempotencyStore',
-    'postgresIdempotencyStoreSchema',
     // queued processing
     'PaymentEventsQueue',
     'InjectPaymentEventsQueue',
-    'getPaymentEventsQueueToken',
     // delivery listener
     'PaymentDeliveryJournal',
     // transactional handlers
     'pgTransactionRunner',
     'clsTransactionRunner',
-    'PaymentsInbox',
-    'paymentsInboxSchema',
   ],
   types: [
     // options
     'PaymentsModuleOptions',
     'PaymentsEnvironment',
-    'PaymentsHttpOptions',
     'PaymentsWebhooksOptions',
+    // the API client
+    'PaymentIntent',
+    'PaymentIntentState',
+    'SetupIntent',
+    'SetupIntentState',
+    'WebhookEndpoint',
+    // handlers
+    'OnPaymentEventOptions',
+    'PaymentEvent',
+    'PaymentEventContext',
+    'PaymentEventType',
+    // declaration merging of new event names augments the root's map
+    'PaymentEventTypeMap',
+    'PaymentIntentEventData',
+    // verifiers, stores, queue, listener, transactions
+    'WebhookVerifier',
+    'IdempotencyClaim',
+    'FailedPaymentEvent',
+    'PaymentDeliveryListener',
+    'PaymentsTransactionRunner',
+  ],
+};
+
+/** `nestjs-payments/webhooks`: the whole receiver (the root's receiver names, and the rest). */
+const WEBHOOKS: Surface = {
+  values: [
+    ...ROOT.values.filter(
+      (name) =>
+        !/^Payments(Module|Service|Error|ApiError|AuthenticationError|PermissionError|RateLimitError|ConnectionError|ResponseTooLargeError|ConfigurationError|InvalidArgumentError)$|^(InjectPaymentsService|getPaymentsServiceToken)$/.test(
+          name,
+        ),
+    ),
+    'PAYMENT_EVENT_TYPES',
+    'PaymentEventsRegistry',
+    'getPaymentEventsRegistryToken',
+    'PAYMENTS_WEBHOOK_ROUTE_METADATA',
+    'postgresIdempotencyStoreSchema',
+    'getPaymentEventsQueueToken',
+    'PaymentsInbox',
+    'paymentsInboxSchema',
+  ],
+  types: [
+    ...ROOT.types.filter(
+      (name) =>
+        ![
+          'PaymentsModuleOptions',
+          'PaymentsEnvironment',
+          'PaymentIntent',
+          'PaymentIntentState',
+          'SetupIntent',
+          'SetupIntentState',
+          'WebhookEndpoint',
+        ].includes(name),
+    ),
     'PaymentsProcessingOptions',
     'PaymentsQueueOptions',
+    'PaymentsQueueConnection',
     'PaymentsTransactionsOptions',
-    'PaymentsRuntime',
-    'PaymentsClock',
-    // the API client
+    'PaymentEventPattern',
+    'PaymentEventTypesOf',
+    'SetupIntentEventData',
+    'ChargeEventData',
+    'WebhookVerificationInput',
+    'WebhookVerificationResult',
+    'HmacVerifierOptions',
+    'HmacAlgorithm',
+    'HmacSignedPayload',
+    'SignatureEncoding',
+    'StandardWebhooksVerifierOptions',
+    'MemoryIdempotencyStoreOptions',
+    'RedisIdempotencyStoreOptions',
+    'PostgresIdempotencyStoreOptions',
+    'PaymentDeliveryRecord',
+    'PaymentDispatchRecord',
+    'PaymentDispatchHandlerRecord',
+    'PaymentRejectionRecord',
+    'PaymentDeliveryJournalOptions',
+    'PaymentDeliveryJournalEntry',
+    'PaymentDeliveryJournalTotals',
+    'PaymentsTransaction',
+    'PgTransactionRunnerOptions',
+    'ClsTransactionRunnerOptions',
+  ],
+};
+
+/** `nestjs-payments/client`: the client and the types of its requests and options. */
+const CLIENT: Surface = {
+  values: ['PaymentsService', 'InjectPaymentsService', 'getPaymentsServiceToken'],
+  types: [
     'PaymentIntent',
     'PaymentIntentState',
     'SetupIntent',
@@ -87,53 +160,16 @@ const ROOT: Surface = {
     'PaymentsRequest',
     'PaymentsQuery',
     'PaymentsHttpMethod',
-    // handlers
-    'OnPaymentEventOptions',
-    'PaymentEvent',
-    'PaymentEventContext',
-    'PaymentEventType',
-    'PaymentEventTypeMap',
-    'PaymentEventPattern',
-    'PaymentEventTypesOf',
-    'PaymentIntentEventData',
-    'SetupIntentEventData',
-    'ChargeEventData',
-    // verifiers
-    'WebhookVerifier',
-    'WebhookVerificationInput',
-    'WebhookVerificationResult',
-    'HmacVerifierOptions',
-    'HmacAlgorithm',
-    'HmacSignedPayload',
-    'SignatureEncoding',
-    'StandardWebhooksVerifierOptions',
-    // stores
-    'IdempotencyClaim',
-    'MemoryIdempotencyStoreOptions',
-    'RedisIdempotencyStoreOptions',
-    'PostgresIdempotencyStoreOptions',
-    // queued processing
-    'FailedPaymentEvent',
-    // delivery listener
-    'PaymentDeliveryListener',
-    'PaymentDeliveryRecord',
-    'PaymentDispatchRecord',
-    'PaymentDispatchHandlerRecord',
-    'PaymentRejectionRecord',
-    'PaymentDeliveryJournalOptions',
-    'PaymentDeliveryJournalEntry',
-    'PaymentDeliveryJournalTotals',
-    // transactional handlers
-    'PaymentsTransactionRunner',
-    'PaymentsTransaction',
-    'PgTransactionRunnerOptions',
-    'ClsTransactionRunnerOptions',
+    'PaymentsHttpOptions',
+    'PaymentsEnvironment',
   ],
 };
 
 const TESTING: Surface = {
-  values: ['signWebhook', 'createPaymentEvent', 'PaymentsSimulator', 'describeIdempotencyStore'],
+  values: ['signWebhook', 'createPaymentEvent', 'PaymentsSimulator', 'describeIdempotencyStore', 'PAYMENTS_RUNTIME'],
   types: [
+    'PaymentsRuntime',
+    'PaymentsClock',
     'IdempotencyStoreContractOptions',
     'IdempotencyStoreContractFramework',
     'SignWebhookOptions',
@@ -167,6 +203,8 @@ const ENTRIES: Array<[entry: string, file: string, surface: Surface, load: () =>
   ['nestjs-payments', 'lib/index.ts', ROOT, () => import('../../lib/index.js')],
   ['nestjs-payments/testing', 'lib/testing/index.ts', TESTING, () => import('../../lib/testing/index.js')],
   ['nestjs-payments/health', 'lib/health/index.ts', HEALTH, () => import('../../lib/health/index.js')],
+  ['nestjs-payments/webhooks', 'lib/webhooks/index.ts', WEBHOOKS, () => import('../../lib/webhooks/index.js')],
+  ['nestjs-payments/client', 'lib/client/index.ts', CLIENT, () => import('../../lib/client/index.js')],
 ];
 
 const sorted = (names: string[]): string[] => [...names].sort((a, b) => a.localeCompare(b));
@@ -200,6 +238,10 @@ describe('public surface', () => {
     expect(compiled.get(path.join(root, file))).toEqual(sorted([...surface.values, ...surface.types]));
   });
 
+  it('keeps the root to what an application writes: at most 50 names', () => {
+    expect(ROOT.values.length + ROOT.types.length).toBeLessThanOrEqual(50);
+  });
+
   it('keeps every name the design promises', () => {
     const promised = [
       'PaymentsModule',
@@ -221,6 +263,7 @@ describe('public surface', () => {
       'RedisIdempotencyStore',
       'IdempotencyStore',
       'PostgresIdempotencyStore',
+      'pgTransactionRunner',
       'PaymentsError',
     ];
     const rootNames = [...ROOT.values, ...ROOT.types];

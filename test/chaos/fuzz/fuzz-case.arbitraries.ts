@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { PAYMENT_EVENT_TYPES } from '../../../lib/index.js';
+import { PAYMENT_EVENT_TYPES } from '../../../lib/webhooks/index.js';
 import { FUZZ_MAX_BODY_BYTES, FUZZ_TOLERANCE_SECONDS, type FuzzScheme } from './fuzz-receiver.fixture.js';
 import type {
   BodySpec,

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { PAYMENT_EVENT_TYPES } from '../../../lib/index.js';
+import { PAYMENT_EVENT_TYPES } from '../../../lib/webhooks/index.js';
 import { FUZZ_ENDPOINT_ID, FUZZ_HMAC, FUZZ_MAX_BODY_BYTES, type FuzzHandlerName } from './fuzz-receiver.fixture.js';
 
 /*

@@ -9,8 +9,8 @@ import {
   PaymentsService,
   standardWebhooksVerifier,
   type IdempotencyStore,
-  type PaymentsProcessingOptions,
 } from '../../../lib/index.js';
+import { type PaymentsProcessingOptions } from '../../../lib/webhooks/index.js';
 import type { AuditLogger } from '../support/audit.logger.js';
 import type { SeededRandom } from '../support/seeded-random.js';
 import { HandlerEffectsLedger } from './handler-effects.ledger.js';

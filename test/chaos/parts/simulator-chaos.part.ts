@@ -6,8 +6,8 @@ import {
   PaymentEventsQueue,
   RedisIdempotencyStore,
   type PaymentEventType,
-  type PaymentsProcessingOptions,
 } from '../../../lib/index.js';
+import { type PaymentsProcessingOptions } from '../../../lib/webhooks/index.js';
 import { PaymentsSimulator } from '../../../lib/testing/index.js';
 import { createRedis, deleteKeys, quitAll, uniquePrefix, uniqueQueueName } from '../../integration/redis-test.util.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';

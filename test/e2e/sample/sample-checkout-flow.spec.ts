@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { PaymentEventsRegistry } from '../../../lib/index.js';
+import { PaymentEventsRegistry } from '../../../lib/webhooks/index.js';
 import { FulfilmentService } from '../../../sample/orders/fulfilment.service.js';
 import { OrdersRepository } from '../../../sample/orders/orders.repository.js';
 import { CountingFulfilment } from './fulfilment.doubles.js';

@@ -6,18 +6,17 @@ import { NestFactory } from '@nestjs/core';
 import { ExpressAdapter } from '@nestjs/platform-express';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import {
-  getPaymentEventsRegistryToken,
   getPaymentsServiceToken,
   InjectPaymentsService,
   MemoryIdempotencyStore,
   OnPaymentEvent,
-  PaymentEventsRegistry,
   PaymentsModule,
   PaymentsService,
   standardWebhooksVerifier,
   type PaymentEvent,
   type PaymentEventContext,
 } from '../../../lib/index.js';
+import { getPaymentEventsRegistryToken, PaymentEventsRegistry } from '../../../lib/webhooks/index.js';
 import { createPaymentEvent, signWebhook, type SignedWebhook } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { post, type AdapterName } from '../../fixtures/webhooks/webhook-app.fixture.js';

@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import {
-  PaymentEventsRegistry,
   PaymentsModule,
   hmacVerifier,
   type PaymentEvent,
@@ -10,6 +9,7 @@ import {
   type PaymentEventType,
   type WebhookVerifier,
 } from '../../../lib/index.js';
+import { PaymentEventsRegistry } from '../../../lib/webhooks/index.js';
 import { createPaymentEvent, signWebhook, type PaymentEventOverrides } from '../../../lib/testing/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { ControllableIdempotencyStore } from '../../fixtures/webhooks/controllable-idempotency.store.js';

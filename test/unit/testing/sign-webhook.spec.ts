@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
-import { hmacVerifier, standardWebhooksVerifier, type HmacVerifierOptions } from '../../../lib/index.js';
+import { hmacVerifier, standardWebhooksVerifier } from '../../../lib/index.js';
+import { type HmacVerifierOptions } from '../../../lib/webhooks/index.js';
 import { createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 
 const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

@@ -5,10 +5,10 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import {
   IdempotencyStore,
   MemoryIdempotencyStore,
-  PAYMENTS_WEBHOOK_ROUTE_METADATA,
   PaymentsConfigurationError,
   PaymentsModule,
 } from '../../../lib/index.js';
+import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../../../lib/webhooks/index.js';
 import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/dispatch/inline-payment-events.processor.js';
 import { PaymentEventsProcessor } from '../../../lib/webhooks/contracts/payment-events-processor.interface.js';
 import { PaymentEventsQueueProcessor } from '../../../lib/webhooks/queue/payment-events-queue.processor.js';

@@ -1,4 +1,4 @@
-import type { PaymentsRuntime } from '../../../../lib/index.js';
+import type { PaymentsRuntime } from '../../../../lib/testing/index.js';
 
 /**
  * A `PaymentsRuntime` whose `sleep` returns at once and records each delay, whose clock only moves

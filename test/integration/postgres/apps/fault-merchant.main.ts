@@ -30,8 +30,8 @@ import {
   standardWebhooksVerifier,
   type PaymentEvent,
   type PaymentEventContext,
-  type PaymentsTransaction,
 } from '../../../../lib/index.js';
+import { type PaymentsTransaction } from '../../../../lib/webhooks/index.js';
 import { faultOf } from './fault-codes.js';
 
 const env = (name: string, fallback?: string): string => {

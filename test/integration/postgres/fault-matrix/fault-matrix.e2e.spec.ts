@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { paymentsInboxSchema } from '../../../../lib/index.js';
+import { paymentsInboxSchema } from '../../../../lib/webhooks/index.js';
 import { createPaymentEvent } from '../../../../lib/testing/index.js';
 import { CURRENT_SECRET, post, sign } from '../../../fixtures/webhooks/webhook-app.fixture.js';
 import { REDIS_URL } from '../../redis-test.util.js';

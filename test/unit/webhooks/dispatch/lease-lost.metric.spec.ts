@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { PaymentEventsRegistry, type PaymentsRuntime } from '../../../../lib/index.js';
+import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
+import { PaymentEventsRegistry } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
 import { PaymentsTelemetry } from '../../../../lib/telemetry/payments.telemetry.js';

@@ -1,13 +1,9 @@
 import 'reflect-metadata';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import {
-  MemoryIdempotencyStore,
-  PaymentEventsRegistry,
-  type IdempotencyStore,
-  type PaymentEvent,
-  type PaymentsRuntime,
-} from '../../../../lib/index.js';
+import { MemoryIdempotencyStore, type IdempotencyStore, type PaymentEvent } from '../../../../lib/index.js';
+import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
+import { PaymentEventsRegistry } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { whileRenewingLease } from '../../../../lib/webhooks/dispatch/idempotency-lease.renewal.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';

@@ -3,13 +3,13 @@ import { beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import {
   MemoryIdempotencyStore,
-  PaymentEventsRegistry,
   type IdempotencyClaim,
   type IdempotencyStore,
   type PaymentEvent,
   type PaymentEventContext,
-  type PaymentsRuntime,
 } from '../../../../lib/index.js';
+import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
+import { PaymentEventsRegistry } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../../lib/testing/index.js';

@@ -1,12 +1,9 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import {
-  MemoryIdempotencyStore,
-  PaymentEventsRegistry,
-  PaymentsConfigurationError,
-  type PaymentsRuntime,
-} from '../../../../lib/index.js';
+import { MemoryIdempotencyStore, PaymentsConfigurationError } from '../../../../lib/index.js';
+import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
+import { PaymentEventsRegistry } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
 import { createPaymentEvent } from '../../../../lib/testing/index.js';

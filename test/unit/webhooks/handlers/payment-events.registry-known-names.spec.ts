@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PaymentEventsRegistry, type PaymentEventPattern } from '../../../../lib/index.js';
+import { PaymentEventsRegistry, type PaymentEventPattern } from '../../../../lib/webhooks/index.js';
 
 // The registry keeps the set of known event names between deliveries (handlersFor runs on every
 // one); registering a handler must refresh it.

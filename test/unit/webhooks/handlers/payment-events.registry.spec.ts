@@ -1,5 +1,9 @@
 import { describe, expect, it } from '@jest/globals';
-import { PAYMENT_EVENT_TYPES, PaymentEventsRegistry, type PaymentEventPattern } from '../../../../lib/index.js';
+import {
+  PAYMENT_EVENT_TYPES,
+  PaymentEventsRegistry,
+  type PaymentEventPattern,
+} from '../../../../lib/webhooks/index.js';
 
 const registryWith = (...handlers: Array<[string, PaymentEventPattern[]]>): PaymentEventsRegistry => {
   const registry = new PaymentEventsRegistry();

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger, type ExecutionContext } from '@nestjs/common';
-import { type PaymentsRuntime, type WebhookVerificationResult, type WebhookVerifier } from '../../../../lib/index.js';
+import { type WebhookVerifier } from '../../../../lib/index.js';
+import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
+import { type WebhookVerificationResult } from '../../../../lib/webhooks/index.js';
 import { WebhookRejectionException } from '../../../../lib/webhooks/http/webhook-rejection.exception.js';
 import {
   WebhookDeliveryChecks,

@@ -1,9 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  PaymentDeliveryJournal,
-  type PaymentDeliveryRecord,
-  type PaymentDispatchRecord,
-} from '../../../../lib/index.js';
+import { PaymentDeliveryJournal } from '../../../../lib/index.js';
+import { type PaymentDeliveryRecord, type PaymentDispatchRecord } from '../../../../lib/webhooks/index.js';
 
 const AT = new Date('2026-01-01T00:00:00Z');
 const ID_A = '0f8e9c1a-4c1e-4a57-9f6b-2f3c9d41aaaa';

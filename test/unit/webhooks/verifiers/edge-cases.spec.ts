@@ -8,9 +8,9 @@ import {
   PaymentsConfigurationError,
   PaymentsModule,
   standardWebhooksVerifier,
-  type HmacVerifierOptions,
   type PaymentsModuleOptions,
 } from '../../../../lib/index.js';
+import { type HmacVerifierOptions } from '../../../../lib/webhooks/index.js';
 
 /*
  * Signature edge cases ported from what the public Standard Webhooks libraries test, covering what

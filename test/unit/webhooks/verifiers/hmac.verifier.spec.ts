@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { createHmac } from 'node:crypto';
 import { inspect } from 'node:util';
-import { hmacVerifier, PaymentsConfigurationError, type HmacVerifierOptions } from '../../../../lib/index.js';
+import { hmacVerifier, PaymentsConfigurationError } from '../../../../lib/index.js';
+import { type HmacVerifierOptions } from '../../../../lib/webhooks/index.js';
 
 const SECRET = 'endpoint-secret-one';
 const SECRET_2 = 'endpoint-secret-two';

@@ -5,12 +5,11 @@ import {
   OnPaymentEvent,
   PaymentsConfigurationError,
   PaymentsModule,
-  paymentsInboxSchema,
   pgTransactionRunner,
   type PaymentEvent,
   type PaymentsTransactionRunner,
-  type PaymentsTransactionsOptions,
 } from '../../../../../lib/index.js';
+import { paymentsInboxSchema, type PaymentsTransactionsOptions } from '../../../../../lib/webhooks/index.js';
 import { createPaymentEvent } from '../../../../../lib/testing/index.js';
 import { CapturingLogger } from '../../../../fixtures/webhooks/capturing.logger.js';
 import { deferred } from '../../../../fixtures/webhooks/deferred.js';
@@ -239,7 +238,7 @@ describe.each(['express', 'fastify'] as const)(
         )
       ).rows[0]!;
       expect(Number(row['s'])).toBeCloseTo(1, 1);
-      const { PaymentsInbox } = await import('../../../../../lib/index.js');
+      const { PaymentsInbox } = await import('../../../../../lib/webhooks/index.js');
       const inboxService = app.app.get(PaymentsInbox);
       await waitFor(
         async () => ((await inboxService.deleteExpired()) > 0 || (await inbox(event.id)) === 0 ? true : undefined),
