@@ -43,6 +43,7 @@ export {
   PaymentDeliveryJournal,
   PaymentEventIntentMissingError,
   PaymentEventsQueue,
+  PaymentsWebhooksModule,
   pgTransactionRunner,
   PostgresIdempotencyStore,
   RedisIdempotencyStore,

@@ -11,9 +11,13 @@ import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } f
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
 import {
+  getPaymentsInstanceContextToken,
   isDefaultPaymentsInstance,
   PAYMENTS_INSTANCE_NAME,
+  PAYMENTS_INSTANCE_DESCRIPTOR,
   PAYMENTS_INSTANCE_NAME_PATTERN,
+  type PaymentsInstanceContext,
+  type PaymentsInstanceDescriptor,
 } from './core/payments.instance.js';
 import { PAYMENTS_RUNTIME } from './core/payments.runtime.js';
 import { PaymentsConfigurationError } from './errors/payments.errors.js';
@@ -37,15 +41,6 @@ import {
   webhooksPathOf,
 } from './webhooks/payments-webhooks.providers.js';
 import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/http/webhook-raw-body.reader.js';
-
-/** Token of what one instance is (name, route, queue), read at boot to refuse two instances that collide. */
-const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
-
-interface PaymentsInstanceDescriptor {
-  name: string;
-  path: string | false;
-  queue: string | undefined;
-}
 
 /** What the structure of one instance depends on, known before any options factory runs. */
 interface PaymentsInstanceShape {
@@ -136,7 +131,14 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
     const me = this.instance;
     for (const other of others) {
-      if (other.name === me.name) {
+      if (other.kind === 'receiver' && other.name === me.name && me.path !== false) {
+        throw new PaymentsConfigurationError(
+          'webhooks',
+          `of instance '${me.name}' registers a route while PaymentsWebhooksModule registers a receiver for it too`,
+          'pass webhooks: false to PaymentsModule (forRootAsync: webhooksPath: false) when the receiver is registered with PaymentsWebhooksModule',
+        );
+      }
+      if (other.name === me.name && other.kind === 'module') {
         throw new PaymentsConfigurationError(
           'name',
           isDefaultPaymentsInstance(me.name)
@@ -170,6 +172,28 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       }
     }
     this.checkHandlerNames(new Set([me.name, ...others.map((other) => other.name)]));
+    const receivers = others.filter((other) => other.kind === 'receiver');
+    for (const receiver of receivers) {
+      if (receivers.filter((other) => other.name === receiver.name).length > 1) {
+        throw new PaymentsConfigurationError(
+          'PaymentsWebhooksModule',
+          `registers two receivers for instance '${receiver.name}'`,
+          'register one receiver per PaymentsModule instance (give the other instance its own name)',
+        );
+      }
+      const twin = receivers.find(
+        (other) =>
+          other !== receiver &&
+          (other.path === receiver.path || (receiver.queue !== undefined && other.queue === receiver.queue)),
+      );
+      if (twin) {
+        throw new PaymentsConfigurationError(
+          'PaymentsWebhooksModule',
+          `gives instances '${twin.name}' and '${receiver.name}' the same ${twin.path === receiver.path ? `route '${String(receiver.path)}'` : 'queue'}`,
+          'give each receiver its own path (and queue name)',
+        );
+      }
+    }
   }
 
   private checkHandlerNames(names: ReadonlySet<string>): void {
@@ -255,8 +279,18 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
         checkShape(shape, raw, webhooks !== false && webhooks.processing !== 'inline');
         const queue = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
         // Two queues collide when both their BullMQ prefix and their name are equal.
-        return { name, path, queue: queue ? `${queue.prefix}:${queue.name}` : undefined };
+        return { kind: 'module', name, path, queue: queue ? `${queue.prefix}:${queue.name}` : undefined };
       },
+      inject: [PAYMENTS_MODULE_OPTIONS],
+    },
+    // What a receiver registered apart (PaymentsWebhooksModule) reads of this instance.
+    {
+      provide: getPaymentsInstanceContextToken(name),
+      useFactory: (raw: PaymentsModuleOptions): PaymentsInstanceContext => ({
+        name,
+        environment: resolve(raw).environment,
+        runtime: resolve(raw).runtime,
+      }),
       inject: [PAYMENTS_MODULE_OPTIONS],
     },
     // Loads the optional @opentelemetry/api once at boot; a no-op telemetry when it is not installed.
@@ -273,6 +307,7 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       ...(definition.exports ?? []),
       PAYMENTS_RUNTIME,
       PaymentsTelemetry,
+      getPaymentsInstanceContextToken(name),
       ...client.exports,
       ...(receiver ? receiver.exports : []),
     ],

@@ -1,3 +1,4 @@
+import type { PaymentsRuntime } from './payments.runtime.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './payments.defaults.js';
 
 /** Token of the name of the module instance a provider belongs to (`'default'` when unnamed). */
@@ -25,3 +26,31 @@ export function getPaymentsInstanceToken<T extends abstract new (...args: never[
 /** The key prefix of an instance in a store shared between instances: `''` for the unnamed one, `'eu:'` for 'eu'. */
 export const paymentsInstanceKeyPrefix = (name: string | undefined): string =>
   isDefaultPaymentsInstance(name) ? '' : `${name}:`;
+
+/** What a `PaymentsWebhooksModule` reads of the `PaymentsModule` instance it belongs to. */
+export interface PaymentsInstanceContext {
+  name: string;
+  environment: 'sandbox' | 'production';
+  /** The instance's clock and timers (`PAYMENTS_RUNTIME`). */
+  runtime: PaymentsRuntime;
+}
+
+/**
+ * The token under which a `PaymentsModule` instance exports its `PaymentsInstanceContext` (a string per
+ * name: two instances are global at once), for a receiver registered apart with `PaymentsWebhooksModule`.
+ */
+export const getPaymentsInstanceContextToken = (name?: string): string =>
+  `nestjs-payments:${isDefaultPaymentsInstance(name) ? DEFAULT_PAYMENTS_INSTANCE : name}:context`;
+
+/** Token of what one instance or one receiver is (name, route, queue), read at boot to refuse collisions. */
+export const PAYMENTS_INSTANCE_DESCRIPTOR = Symbol('PAYMENTS_INSTANCE_DESCRIPTOR');
+
+/** One `PaymentsModule` instance (`module`), or a receiver registered apart with `PaymentsWebhooksModule` (`receiver`). */
+export interface PaymentsInstanceDescriptor {
+  kind: 'module' | 'receiver';
+  name: string;
+  /** The route, or false when this instance registers none. */
+  path: string | false;
+  /** `<prefix>:<name>` of its BullMQ queue, when queued. */
+  queue: string | undefined;
+}

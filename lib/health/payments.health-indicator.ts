@@ -110,7 +110,11 @@ export class PaymentsHealthIndicator {
       if (typeof name !== 'string' || isDefaultPaymentsInstance(name)) continue;
       const store = module.providers.get(IdempotencyStore)?.instance as IdempotencyStore | undefined;
       const queue = module.providers.get(PaymentEventsQueue)?.instance as PaymentEventsQueue | undefined;
-      named.push([name, store ?? undefined, queue ?? undefined]);
+      // A receiver registered apart (PaymentsWebhooksModule) holds the store of an instance whose
+      // PaymentsModule has none: one entry per name, the one with the receiver's parts.
+      const same = named.findIndex(([known]) => known === name);
+      if (same === -1) named.push([name, store ?? undefined, queue ?? undefined]);
+      else if (store !== undefined || queue !== undefined) named[same] = [name, store ?? undefined, queue ?? undefined];
     }
     if (named.length === 0) return undefined;
     const checked = await Promise.all(

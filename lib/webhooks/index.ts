@@ -44,3 +44,10 @@ export {
   type PaymentsTransactionsOptions,
   type PgTransactionRunnerOptions,
 } from './transactional/index.js';
+export {
+  PaymentsWebhooksModule,
+  type PaymentsWebhooksModuleAsyncOptions,
+  type PaymentsWebhooksModuleOptions,
+  type PaymentsWebhooksRegistration,
+  type PaymentsWebhooksValues,
+} from './payments-webhooks.module.js';

@@ -21,8 +21,9 @@ interface Surface {
 
 const ROOT: Surface = {
   values: [
-    // the module
+    // the module, and the receiver registered apart
     'PaymentsModule',
+    'PaymentsWebhooksModule',
     // the API client
     'PaymentsService',
     'InjectPaymentsService',
@@ -145,6 +146,10 @@ const WEBHOOKS: Surface = {
     'PaymentsTransaction',
     'PgTransactionRunnerOptions',
     'ClsTransactionRunnerOptions',
+    'PaymentsWebhooksModuleOptions',
+    'PaymentsWebhooksModuleAsyncOptions',
+    'PaymentsWebhooksRegistration',
+    'PaymentsWebhooksValues',
   ],
 };
 
