@@ -34,6 +34,7 @@ export {
 } from './client/index.js';
 export {
   clsTransactionRunner,
+  hmacScheme,
   hmacVerifier,
   IdempotencyStore,
   InjectPaymentEventsQueue,
@@ -47,6 +48,7 @@ export {
   pgTransactionRunner,
   PostgresIdempotencyStore,
   RedisIdempotencyStore,
+  standardWebhooks,
   standardWebhooksVerifier,
   type FailedPaymentEvent,
   type IdempotencyClaim,
@@ -58,5 +60,6 @@ export {
   type PaymentEventTypeMap,
   type PaymentIntentEventData,
   type PaymentsTransactionRunner,
+  type WebhookSignatureScheme,
   type WebhookVerifier,
 } from './webhooks/index.js';

@@ -1,7 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { PaymentsConfigurationError } from '../errors/index.js';
-import { resolveHmacScheme, signHmacPayload, type HmacVerifierOptions } from '../webhooks/verifiers/hmac.verifier.js';
-import { STANDARD_WEBHOOKS_HEADERS, signStandardWebhook } from '../webhooks/verifiers/standard-webhooks.verifier.js';
+import {
+  isWebhookSignatureScheme,
+  type WebhookSignatureScheme,
+  type WebhookSigningOptions,
+} from '../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { HmacVerifierOptions } from '../webhooks/verifiers/hmac.verifier.js';
+import { signatureSchemeOf } from './signature-schemes.js';
 import { resolveClock, type VerifierClock } from '../webhooks/verifiers/verifier-clock.js';
 
 /** The secret to sign with: `secret`, or `secrets` as given to the verifier (the first one signs). */
@@ -62,55 +66,43 @@ function timestampSeconds(options: SigningClock): number {
 
 /**
  * Produces the raw body and headers of a delivery that the built-in verifier, configured with the
- * same options, accepts. An object payload is serialised once (`JSON.stringify`); a string or a
- * Buffer (UTF-8) is signed as it is. Send `rawBody` byte for byte: re-serialising breaks the signature.
+ * same options, accepts; or, given a scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your
+ * own `WebhookSignatureScheme`), the delivery that scheme signs. An object payload is serialised once
+ * (`JSON.stringify`); a string or a Buffer (UTF-8) is signed as it is. Send `rawBody` byte for byte:
+ * re-serialising breaks the signature.
  *
  * @example
  * const { rawBody, headers } = signWebhook(createPaymentEvent('payment_intent.succeeded'),
  *   { scheme: 'standard-webhooks', secret: 'whsec_...' });
+ * signWebhook(event, standardWebhooks({ secrets: 'whsec_...' }), { timestamp: 1767225600 });
  * await fetch(url, { method: 'POST', headers, body: rawBody });
  */
-export function signWebhook(payload: object | string | Buffer, options: SignWebhookOptions): SignedWebhook {
+export function signWebhook(
+  payload: object | string | Buffer,
+  options: SignWebhookOptions | WebhookSignatureScheme,
+  signing: WebhookSigningOptions = {},
+): SignedWebhook {
   const rawBody = Buffer.isBuffer(payload)
     ? payload.toString('utf8')
     : typeof payload === 'string'
       ? payload
       : JSON.stringify(payload);
-  const seconds = timestampSeconds(options);
-  const base = { 'content-type': 'application/json' };
-
-  if (options.scheme === 'standard-webhooks') {
-    const payloadId =
-      typeof payload === 'object' && !Buffer.isBuffer(payload) ? (payload as { id?: unknown }).id : undefined;
-    const msgId =
-      options.msgId ??
-      (typeof payloadId === 'string' && payloadId !== '' ? payloadId : `msg_${randomUUID().replace(/-/g, '')}`);
-    return {
-      rawBody,
-      headers: {
-        ...base,
-        [STANDARD_WEBHOOKS_HEADERS.id]: msgId,
-        [STANDARD_WEBHOOKS_HEADERS.timestamp]: String(seconds),
-        [STANDARD_WEBHOOKS_HEADERS.signature]: signStandardWebhook(
-          firstSecret(options, options.scheme),
-          msgId,
-          seconds,
-          rawBody,
-        ),
-      },
-    };
+  const payloadId =
+    typeof payload === 'object' && !Buffer.isBuffer(payload) ? (payload as { id?: unknown }).id : undefined;
+  // The message id (Standard Webhooks): the payload's own id when it has one.
+  const msgId = signing.msgId ?? (typeof payloadId === 'string' && payloadId !== '' ? payloadId : undefined);
+  if (isWebhookSignatureScheme(options)) {
+    const headers = options.sign(rawBody, { ...signing, ...(msgId === undefined ? {} : { msgId }) });
+    return { rawBody, headers: { 'content-type': 'application/json', ...headers } };
   }
-  if (options.scheme === 'hmac') {
-    const scheme = resolveHmacScheme({ ...options, secrets: firstSecret(options, options.scheme) });
-    const headers: Record<string, string> = { ...base };
-    if (scheme.timestampHeader !== undefined) headers[scheme.timestampHeader] = String(seconds);
-    headers[scheme.header] = signHmacPayload(rawBody, scheme, String(seconds));
-    return { rawBody, headers };
-  }
-  const unknown: { scheme?: unknown } = options;
-  throw new PaymentsConfigurationError(
-    'signWebhook({ scheme })',
-    `is not a known scheme (${String(unknown.scheme)})`,
-    "pass 'standard-webhooks' or 'hmac'",
-  );
+  // The older form, options that describe the scheme: made into the scheme object, keyed with the secret.
+  const scheme = signatureSchemeOf(options, 'signWebhook({ scheme })', {
+    secret: firstSecret(options, String(options.scheme)),
+    now: options.now,
+  });
+  const given = (options as { msgId?: string }).msgId;
+  return signWebhook(payload, scheme, {
+    timestamp: timestampSeconds(options),
+    ...(given === undefined ? {} : { msgId: given }),
+  });
 }

@@ -42,9 +42,11 @@ const ROOT: Surface = {
     // handlers
     'OnPaymentEvent',
     'isPaymentsWebhookRoute',
-    // verifiers
+    // verifiers, and the schemes as one object (verify and sign)
     'hmacVerifier',
     'standardWebhooksVerifier',
+    'hmacScheme',
+    'standardWebhooks',
     // stores
     'IdempotencyStore',
     'MemoryIdempotencyStore',
@@ -80,6 +82,7 @@ const ROOT: Surface = {
     'PaymentIntentEventData',
     // verifiers, stores, queue, listener, transactions
     'WebhookVerifier',
+    'WebhookSignatureScheme',
     'IdempotencyClaim',
     'FailedPaymentEvent',
     'PaymentDeliveryListener',
@@ -133,6 +136,7 @@ const WEBHOOKS: Surface = {
     'HmacSignedPayload',
     'SignatureEncoding',
     'StandardWebhooksVerifierOptions',
+    'WebhookSigningOptions',
     'MemoryIdempotencyStoreOptions',
     'RedisIdempotencyStoreOptions',
     'PostgresIdempotencyStoreOptions',

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { PaymentsConfigurationError } from '../../errors/index.js';
 import { isUuid } from '../../core/payments.uuid.js';
 import type { PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
-import { hmacVerifier, resolveHmacScheme } from '../../webhooks/verifiers/hmac.verifier.js';
-import { standardWebhooksVerifier } from '../../webhooks/verifiers/standard-webhooks.verifier.js';
+import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import { signatureSchemeOf } from '../signature-schemes.js';
 import { resolveClock, type VerifierClock } from '../../webhooks/verifiers/verifier-clock.js';
 import type { WebhookVerifier } from '../../webhooks/contracts/webhook-verifier.interface.js';
 import type {
@@ -13,7 +13,6 @@ import type {
   SimulatedWebhookAttempt,
   SimulatedWebhookRequest,
   SimulatorRequestCounts,
-  SimulatorSignatureOptions,
 } from './payments-simulator.options.js';
 import { authenticateApiRequest } from './simulator-auth.js';
 import { SimulatorCheckoutHandler } from './simulator-checkout.handler.js';
@@ -57,7 +56,7 @@ export class PaymentsSimulator {
   /** Switches for throttling, duplicate, out-of-order and delayed deliveries. */
   readonly controls = new SimulatorControls();
 
-  readonly #signature: SimulatorSignatureOptions;
+  readonly #scheme: WebhookSignatureScheme;
   readonly #host: string;
   readonly #state: SimulatorState;
   readonly #engine: WebhookDeliveryEngine;
@@ -68,17 +67,8 @@ export class PaymentsSimulator {
   #baseUrl: string | undefined;
 
   constructor(options: PaymentsSimulatorOptions = {}) {
-    this.#signature = options.signature ?? { scheme: 'standard-webhooks' };
-    if (this.#signature.scheme === 'hmac') {
-      // Validates header, algorithm, encoding... now, with a placeholder secret.
-      resolveHmacScheme({ ...this.#signature, secrets: 'placeholder' });
-    } else if (this.#signature.scheme !== 'standard-webhooks') {
-      throw new PaymentsConfigurationError(
-        'PaymentsSimulator({ signature })',
-        'names an unknown scheme',
-        "pass { scheme: 'standard-webhooks' } or { scheme: 'hmac', header, ... }",
-      );
-    }
+    // Validates header, algorithm, encoding... now; every endpoint re-keys it with its own secret.
+    this.#scheme = signatureSchemeOf(options.signature, 'PaymentsSimulator({ signature })');
     const ttl = options.embedTokenTtlSeconds ?? 3600;
     if (!(ttl > 0))
       throw new PaymentsConfigurationError(
@@ -96,7 +86,7 @@ export class PaymentsSimulator {
     }
     const now = resolveClock(options.now);
     this.#host = options.host ?? '127.0.0.1';
-    this.#state = new SimulatorState(this.#signature, now);
+    this.#state = new SimulatorState(this.#scheme, now);
     for (const entry of options.apiKeys ?? []) {
       if (typeof entry === 'string') this.addApiKey(entry);
       else this.addApiKey(entry.key, entry.account);
@@ -109,7 +99,7 @@ export class PaymentsSimulator {
       random: options.random ?? Math.random,
       controls: this.controls,
     });
-    this.#emitter = new SimulatorEventsEmitter(this.#state, this.#engine, this.#signature);
+    this.#emitter = new SimulatorEventsEmitter(this.#state, this.#engine, this.#scheme);
     const checkout = new SimulatorCheckoutHandler(this.#state, this.#emitter, now, ttl * 1000);
     this.#routes = simulatorRoutes({ state: this.#state, engine: this.#engine, checkout });
   }
@@ -224,8 +214,7 @@ export class PaymentsSimulator {
 
   /** A verifier of this simulator's scheme for an endpoint `secret` (what the merchant would configure). */
   verifierFor(secrets: string | string[], options: { now?: VerifierClock } = {}): WebhookVerifier {
-    if (this.#signature.scheme === 'standard-webhooks') return standardWebhooksVerifier({ secrets, now: options.now });
-    return hmacVerifier({ ...this.#signature, secrets, now: options.now });
+    return this.#scheme.withSecrets(secrets, { now: options.now });
   }
 
   /** Counts the request, finds its route, authenticates API routes, and turns a thrown `SimulatorHttpError` into its answer. */

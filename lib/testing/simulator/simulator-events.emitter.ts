@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
+import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
 import { signWebhook } from '../sign-webhook.js';
 import type { IntentRecord, SimulatedEvent, SimulatorState } from './simulator-state.js';
 import type { DeliveryBatchItem, WebhookDeliveryEngine } from './webhook-delivery.engine.js';
@@ -12,7 +12,7 @@ export class SimulatorEventsEmitter {
   constructor(
     private readonly state: SimulatorState,
     private readonly engine: WebhookDeliveryEngine,
-    private readonly signature: SimulatorSignatureOptions,
+    private readonly scheme: WebhookSignatureScheme,
   ) {}
 
   /** The event types a confirm with `outcome` raises: the intent's own, plus `charge.*` for `automatic_async`. */
@@ -49,11 +49,6 @@ export class SimulatorEventsEmitter {
 
   /** Headers of one attempt, signed with the endpoint's secret in the simulator's scheme. */
   sign(rawBody: string, secret: string, msgId: string, timestamp: number): Record<string, string> {
-    const signature = this.signature;
-    const signed =
-      signature.scheme === 'standard-webhooks'
-        ? signWebhook(rawBody, { scheme: 'standard-webhooks', secret, msgId, timestamp })
-        : signWebhook(rawBody, { ...signature, secret, timestamp });
-    return signed.headers;
+    return signWebhook(rawBody, this.scheme.withSecrets(secret), { msgId, timestamp }).headers;
   }
 }

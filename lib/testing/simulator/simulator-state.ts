@@ -1,8 +1,10 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import { signatureSchemeOf } from '../signature-schemes.js';
+import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
+import { randomUUID } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
 import { isUuid } from '../../core/payments.uuid.js';
 import type { PaymentEvent, PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
-import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
 import { SimulatorHttpError } from './simulator-http.util.js';
 import type { DeliveryTarget } from './webhook-delivery.engine.js';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
@@ -69,10 +71,14 @@ export class SimulatorState {
   readonly endpoints = new Map<string, EndpointRecord>();
   readonly events: SimulatedEvent[] = [];
 
+  private readonly scheme: WebhookSignatureScheme;
+
   constructor(
-    private readonly signature: SimulatorSignatureOptions,
+    signature: SimulatorSignatureOptions,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.scheme = signatureSchemeOf(signature, 'PaymentsSimulator({ signature })');
+  }
 
   addApiKey(key: string, account: string): void {
     if (typeof key !== 'string' || key === '')
@@ -162,10 +168,7 @@ export class SimulatorState {
     ) {
       throw new SimulatorHttpError(400, 'invalid_events', 'events must be an array of event names.');
     }
-    const secret =
-      this.signature.scheme === 'standard-webhooks'
-        ? `whsec_${randomBytes(24).toString('base64')}`
-        : randomBytes(32).toString('hex');
+    const secret = this.scheme.newSecret();
     const endpoint: EndpointRecord = {
       id: randomUUID(),
       url: parsed.toString(),

@@ -4,3 +4,6 @@ export { hmacVerifier } from './hmac.verifier.js';
 export type { HmacVerifierOptions, HmacAlgorithm, HmacSignedPayload } from './hmac.verifier.js';
 export { standardWebhooksVerifier } from './standard-webhooks.verifier.js';
 export type { StandardWebhooksVerifierOptions } from './standard-webhooks.verifier.js';
+export { standardWebhooks } from './standard-webhooks.scheme.js';
+export { hmacScheme } from './hmac.scheme.js';
+export type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';

@@ -1,0 +1,44 @@
+import type { PaymentsClock } from '../../core/payments.clock.js';
+import type { WebhookVerifier } from './webhook-verifier.interface.js';
+
+/** When and under which message id `WebhookSignatureScheme.sign` signs. */
+export interface WebhookSigningOptions {
+  /** Unix seconds to stamp the delivery with. Default: the scheme's clock (`now`), else the system clock. */
+  timestamp?: number;
+  /** The message id, for schemes that sign one (Standard Webhooks `webhook-id`). Default: a random id. */
+  msgId?: string;
+}
+
+/**
+ * A signature scheme as one object: it verifies (it is a `WebhookVerifier`, so it goes in
+ * `webhooks.verifier`), signs (`signWebhook`, the simulator), re-keys itself for another endpoint
+ * (`withSecrets`) and makes a secret of its own form (`newSecret`, the simulator's endpoints). Built in:
+ * `standardWebhooks(...)` and `hmacScheme(...)`; a new scheme is one file that returns this shape.
+ *
+ * @example
+ * const scheme = standardWebhooks({ secrets: process.env.PAYMENTS_WEBHOOK_SECRET! });
+ * PaymentsModule.forRoot({ ..., webhooks: { verifier: scheme } });
+ * signWebhook(createPaymentEvent('payment_intent.succeeded'), scheme); // in a test
+ */
+export interface WebhookSignatureScheme extends WebhookVerifier {
+  /** A short name for logs and errors, e.g. `'standard-webhooks'`, `'hmac'`. */
+  readonly name: string;
+  /** The headers that sign `rawBody` (as sent, byte for byte) with the first of the scheme's secrets. */
+  sign(rawBody: string, options?: WebhookSigningOptions): Record<string, string>;
+  /** The same scheme keyed with `secrets` (and, when given, another clock). */
+  withSecrets(secrets: string | readonly string[], options?: { now?: PaymentsClock }): WebhookSignatureScheme;
+  /** A fresh random secret in the form this scheme's secrets take. */
+  newSecret(): string;
+}
+
+/** Whether `value` is a `WebhookSignatureScheme` (rather than the options of one). */
+export function isWebhookSignatureScheme(value: unknown): value is WebhookSignatureScheme {
+  const candidate = value as Partial<WebhookSignatureScheme> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.sign === 'function' &&
+    typeof candidate.verify === 'function' &&
+    typeof candidate.withSecrets === 'function'
+  );
+}
