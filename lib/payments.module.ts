@@ -1,12 +1,4 @@
-import {
-  Inject,
-  Module,
-  type DynamicModule,
-  type MiddlewareConsumer,
-  type NestModule,
-  type OnModuleInit,
-  type Provider,
-} from '@nestjs/common';
+import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
@@ -30,6 +22,7 @@ import {
 } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
+import { checkPaymentsInstances } from './payments-instances.check.js';
 import {
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
   PAYMENTS_WEBHOOKS_PATH,
@@ -40,7 +33,10 @@ import {
   normaliseWebhooksPath,
   webhooksPathOf,
 } from './webhooks/payments-webhooks.providers.js';
-import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './webhooks/http/webhook-raw-body.reader.js';
+import {
+  quietWebhookClientGoneOnFastify,
+  type FastifyRouteHookHost,
+} from './webhooks/http/fastify-client-gone.hook.js';
 
 /** What the structure of one instance depends on, known before any options factory runs. */
 interface PaymentsInstanceShape {
@@ -129,71 +125,8 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
           wrapper.token === PAYMENTS_INSTANCE_DESCRIPTOR && wrapper.instance && wrapper.instance !== this.instance,
       )
       .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
-    const me = this.instance;
-    for (const other of others) {
-      if (other.kind === 'receiver' && other.name === me.name && me.path !== false) {
-        throw new PaymentsConfigurationError(
-          'webhooks',
-          `of instance '${me.name}' registers a route while PaymentsWebhooksModule registers a receiver for it too`,
-          'pass webhooks: false to PaymentsModule (forRootAsync: webhooksPath: false) when the receiver is registered with PaymentsWebhooksModule',
-        );
-      }
-      if (other.name === me.name && other.kind === 'module') {
-        throw new PaymentsConfigurationError(
-          'name',
-          isDefaultPaymentsInstance(me.name)
-            ? 'is missing on two PaymentsModule instances: both are the default instance'
-            : `'${me.name}' is given to two PaymentsModule instances`,
-          "import PaymentsModule once per account, and give every instance but one its own name: PaymentsModule.forRoot({ name: 'eu', ... }) / forRootAsync({ name: 'eu', ... })",
-        );
-      }
-      if (me.path !== false && other.path === me.path) {
-        throw new PaymentsConfigurationError(
-          'webhooks.path',
-          `'${me.path}' is the route of two instances ('${other.name}' and '${me.name}')`,
-          `give each instance its own route, e.g. webhooks: { path: 'payments/webhooks/${me.name}' } (forRootAsync: webhooksPath)`,
-        );
-      }
-      // Express matches routes case-insensitively (and a proxy in front may too): routes that differ only
-      // in letter case would take each other's deliveries, whatever the adapter, so they are refused.
-      if (me.path !== false && other.path !== false && other.path.toLowerCase() === me.path.toLowerCase()) {
-        throw new PaymentsConfigurationError(
-          'webhooks.path',
-          `'${me.path}' (instance '${me.name}') and '${other.path}' (instance '${other.name}') differ only in letter case: Express matches routes case-insensitively, so one route would receive the other's deliveries`,
-          `give each instance its own route, e.g. webhooks: { path: '${me.path.toLowerCase()}/${isDefaultPaymentsInstance(me.name) ? other.name : me.name}' } (forRootAsync: webhooksPath)`,
-        );
-      }
-      if (me.queue !== undefined && other.queue === me.queue) {
-        throw new PaymentsConfigurationError(
-          'webhooks.processing.queue.name',
-          `'${me.queue.slice(me.queue.indexOf(':') + 1)}' is the queue of two instances ('${other.name}' and '${me.name}')`,
-          'give each instance its own queue name, or omit it (a named instance defaults to payments-webhooks-<name>)',
-        );
-      }
-    }
-    this.checkHandlerNames(new Set([me.name, ...others.map((other) => other.name)]));
-    const receivers = others.filter((other) => other.kind === 'receiver');
-    for (const receiver of receivers) {
-      if (receivers.filter((other) => other.name === receiver.name).length > 1) {
-        throw new PaymentsConfigurationError(
-          'PaymentsWebhooksModule',
-          `registers two receivers for instance '${receiver.name}'`,
-          'register one receiver per PaymentsModule instance (give the other instance its own name)',
-        );
-      }
-      const twin = receivers.find(
-        (other) =>
-          other !== receiver &&
-          (other.path === receiver.path || (receiver.queue !== undefined && other.queue === receiver.queue)),
-      );
-      if (twin) {
-        throw new PaymentsConfigurationError(
-          'PaymentsWebhooksModule',
-          `gives instances '${twin.name}' and '${receiver.name}' the same ${twin.path === receiver.path ? `route '${String(receiver.path)}'` : 'queue'}`,
-          'give each receiver its own path (and queue name)',
-        );
-      }
-    }
+    checkPaymentsInstances(this.instance, others);
+    this.checkHandlerNames(new Set([this.instance.name, ...others.map((other) => other.name)]));
   }
 
   private checkHandlerNames(names: ReadonlySet<string>): void {
@@ -220,11 +153,12 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 
   /**
-   * Fastify: keeps a client that goes away mid-body quiet (a route error handler, nothing per request).
-   * Express needs no middleware: the webhook route reads the body itself when no parser kept it
-   * (`bodyParser: false`), so a delivery pays for no extra Express layer.
+   * Nest calls `configure()` before it registers routes: the one moment Fastify still takes an
+   * `onRoute` hook, used to keep a client that goes away mid-body quiet (a route error handler, nothing
+   * per request). No middleware is applied: on Express the webhook route reads the body itself when no
+   * parser kept it (`bodyParser: false`), so a delivery pays for no extra Express layer.
    */
-  configure(_consumer: MiddlewareConsumer): void {
+  configure(): void {
     if (this.webhooksPath === false) return;
     const adapter = this.adapterHost.httpAdapter?.getType();
     // Fastify reads the body itself; the module only keeps a client that goes away mid-body quiet.

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { randomUUID } from 'node:crypto';
 import { PaymentsInvalidArgumentError } from '../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../webhooks/contracts/idempotency-store.interface.js';
-import { STORE_CONTRACT_MESSAGES } from './store-contract.messages.js';
+import { globalFramework, type IdempotencyStoreContractOptions } from './idempotency-store.contract.options.js';
 
 /*
  * No import of a test framework here: `nestjs-payments/testing` is also loaded by apps and scripts
@@ -11,48 +11,11 @@ import { STORE_CONTRACT_MESSAGES } from './store-contract.messages.js';
  * `node:assert`, so it needs no `expect` and adds no dependency.
  */
 
-/** The test functions the suite registers its cases with. Jest's, Vitest's, Mocha's and `node:test`'s fit. */
-export interface IdempotencyStoreContractFramework {
-  describe(name: string, fn: () => void): unknown;
-  it(name: string, fn: () => Promise<void>): unknown;
-  beforeEach(fn: () => Promise<void>): unknown;
-  afterEach(fn: () => Promise<void>): unknown;
-}
-
-/** Options of `describeIdempotencyStore`. */
-export interface IdempotencyStoreContractOptions<S extends IdempotencyStore = IdempotencyStore> {
-  /** Lease, in ms, of the cases that wait for a lease to lapse. Default 200. */
-  shortLeaseMs?: number;
-  /** Retention, in ms, of the case that waits for a completed key to be forgotten. Default 200. */
-  shortRetentionMs?: number;
-  /**
-   * Lets `ms` milliseconds pass for the store. Default: waits that long in real time (plus 30 ms).
-   * A store on an injected clock passes one that advances it, and the suite runs instantly.
-   */
-  elapse?: (ms: number) => void | Promise<void>;
-  /** Concurrent claims of the race case. Default 100. */
-  concurrentClaims?: number;
-  /**
-   * Whether the store must implement `renew` (lease renewal while a handler runs). Default true: a
-   * store without it fails the renewal cases. Pass false only if you accept that a handler running
-   * past `claimTtlSeconds` may run twice.
-   */
-  renewal?: boolean;
-  /**
-   * Deletes everything `store` holds about `key` behind its back (as an operator, an eviction or a
-   * failover would). Enables the "lease lost" case; without it that case is not registered.
-   */
-  forget?: (store: S, key: string) => void | Promise<void>;
-  /** Runs after each case with the store the factory made: close it, delete its keys. */
-  teardown?: (store: S) => void | Promise<void>;
-  /**
-   * A token this store never hands out, in the shape of its own (a UUID for the PostgreSQL store).
-   * Default `'00000000-0000-4000-8000-000000000000'`.
-   */
-  foreignToken?: string;
-  /** The test functions. Default: the globals `describe`, `it`, `beforeEach`, `afterEach`. */
-  framework?: IdempotencyStoreContractFramework;
-}
+export type {
+  IdempotencyStoreContractFramework,
+  IdempotencyStoreContractOptions,
+} from './idempotency-store.contract.options.js';
+import { STORE_CONTRACT_MESSAGES } from './store-contract.messages.js';
 
 const LONG_LEASE_MS = 60_000;
 const LONG_RETENTION_MS = 60_000;
@@ -326,27 +289,3 @@ export function describeIdempotencyStore<S extends IdempotencyStore>(
 }
 
 type Claimed = Extract<IdempotencyClaim, { status: 'claimed' }>;
-
-/** The test functions as globals, read when the suite is described (never when this module loads). */
-function globalFramework(): IdempotencyStoreContractFramework {
-  const globals = globalThis as unknown as Partial<IdempotencyStoreContractFramework>;
-  const { describe, it, beforeEach, afterEach } = globals;
-  if (
-    typeof describe !== 'function' ||
-    typeof it !== 'function' ||
-    typeof beforeEach !== 'function' ||
-    typeof afterEach !== 'function'
-  ) {
-    throw new PaymentsInvalidArgumentError(
-      'describeIdempotencyStore',
-      'options.framework',
-      STORE_CONTRACT_MESSAGES.noFramework,
-    );
-  }
-  return {
-    describe: describe.bind(globalThis),
-    it: it.bind(globalThis),
-    beforeEach: beforeEach.bind(globalThis),
-    afterEach: afterEach.bind(globalThis),
-  };
-}

@@ -3,7 +3,6 @@ import {
   Module,
   type DynamicModule,
   type InjectionToken,
-  type MiddlewareConsumer,
   type ModuleMetadata,
   type NestModule,
   type OptionalFactoryDependency,
@@ -28,7 +27,7 @@ import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_WEBHOOKS_PATH } from './contracts/payments-webhooks.constants.js';
 import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import type { PaymentsQueueOptions } from './contracts/payments-queue.options.js';
-import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './http/webhook-raw-body.reader.js';
+import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './http/fastify-client-gone.hook.js';
 import { createPaymentsReceiverPart, normaliseWebhooksPath } from './payments-webhooks.providers.js';
 import { validateWebhooksOptions } from './payments-webhooks.validator.js';
 
@@ -124,8 +123,8 @@ export class PaymentsWebhooksModule implements NestModule {
     return { ...module, imports: [...(module.imports ?? []), ...(options.imports ?? [])] };
   }
 
-  /** Fastify: keeps a client that goes away mid-body quiet (as `PaymentsModule` does for its own route). */
-  configure(_consumer: MiddlewareConsumer): void {
+  /** Before routes are registered, Fastify's `onRoute` hook keeps a client gone mid-body quiet (as `PaymentsModule.configure`). */
+  configure(): void {
     if (this.adapterHost.httpAdapter?.getType() === 'fastify') {
       quietWebhookClientGoneOnFastify(this.adapterHost.httpAdapter.getInstance<FastifyRouteHookHost>(), this.path);
     }

@@ -7,6 +7,18 @@ export type RateLimitRule =
 /** Order in which held (or batched) deliveries are started. */
 export type DeliveryOrder = 'fifo' | 'reverse' | 'shuffle';
 
+/** `items` in `order` (a copy); `shuffle` draws from `random` (Fisher-Yates). */
+export function ordered<T>(items: readonly T[], order: DeliveryOrder, random: () => number): T[] {
+  if (order === 'fifo') return [...items];
+  if (order === 'reverse') return [...items].reverse();
+  const shuffled = [...items];
+  for (let i = shuffled.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
+  }
+  return shuffled;
+}
+
 /**
  * Misbehaviours of the service a test can switch on: throttling, duplicate deliveries, out-of-order
  * deliveries, delayed deliveries. Reached as `simulator.controls`.

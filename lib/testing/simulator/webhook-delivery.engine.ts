@@ -1,57 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import * as http from 'node:http';
-import * as https from 'node:https';
-import type { DeliveryOrder, SimulatorControls } from './simulator-controls.js';
+import type * as http from 'node:http';
+import { postDelivery, type PostOutcome } from './simulator-delivery.post.js';
+import { ordered, type DeliveryOrder } from './simulator-controls.js';
 import type { SimulatedWebhookAttempt, SimulatedWebhookRequest } from './payments-simulator.options.js';
 import { PaymentsError } from '../../errors/payments.errors.js';
 import { SIMULATOR_MESSAGES, stillPendingMessage } from './payments-simulator.messages.js';
+import type {
+  DeliveryBatchItem,
+  DeliveryEngineDeps,
+  DeliveryTarget,
+  RequestState,
+  Unit,
+} from './webhook-delivery.types.js';
+import { pendingSummary, PENDING_STATUSES } from './webhook-delivery.types.js';
 
-/** The endpoint a delivery goes to. */
-export interface DeliveryTarget {
-  id: string;
-  url: string;
-  secret: string;
-  account: string;
-}
-
-/** One event of a batch and the endpoints subscribed to it. */
-export interface DeliveryBatchItem {
-  eventId: string;
-  event: string;
-  /** Builds the body for one endpoint (its `webhook_id` differs); serialised once, sent as is on every attempt. */
-  bodyFor(target: DeliveryTarget): string;
-  targets: DeliveryTarget[];
-}
-
-export interface DeliveryEngineDeps {
-  /** Signs one attempt: headers for this body, secret, message id and unix-seconds timestamp. */
-  sign(rawBody: string, secret: string, msgId: string, timestampSeconds: number): Record<string, string>;
-  retrySchedule: readonly number[];
-  timeoutMs: number;
-  now(): number;
-  random(): number;
-  controls: SimulatorControls;
-}
-
-interface RequestState {
-  record: SimulatedWebhookRequest;
-  attempts: SimulatedWebhookAttempt[];
-  target: DeliveryTarget;
-  /** Attempts since the request was created or last resent (the retry schedule restarts on resend). */
-  seriesAttempts: number;
-  /** Timer of the next attempt (a retry, or a first attempt delayed by `delayDeliveries`). */
-  retryTimer: NodeJS.Timeout | undefined;
-  /** Settles when the first attempt has finished, whoever started it (the unit, or a resend). */
-  firstAttemptDone: Promise<void>;
-  markFirstAttemptDone: () => void;
-}
-
-/** Requests started one after the other (copies of a sequential duplicate). */
-type Unit = RequestState[];
-
-type PostOutcome = { status: number } | { error: string };
-
-const PENDING: ReadonlySet<SimulatedWebhookRequest['status']> = new Set(['held', 'queued', 'scheduled', 'delivering']);
+export type { DeliveryBatchItem, DeliveryEngineDeps, DeliveryTarget } from './webhook-delivery.types.js';
 
 /**
  * Delivers events to endpoints as the service would: one WebhookRequest per event and endpoint, each
@@ -96,7 +59,7 @@ export class WebhookDeliveryEngine {
     if (order === undefined) {
       for (const unit of groups.flat()) void this.#runUnit(unit);
     } else {
-      void this.#runChain(this.#order(groups, order).flat());
+      void this.#runChain(ordered(groups, order, this.#deps.random).flat());
     }
   }
 
@@ -149,7 +112,7 @@ export class WebhookDeliveryEngine {
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#idleWaiters = this.#idleWaiters.filter((w) => w !== waiter);
-        reject(new PaymentsError(stillPendingMessage(timeoutMs, this.#pendingSummary())));
+        reject(new PaymentsError(stillPendingMessage(timeoutMs, pendingSummary(this.#requests.values()))));
       }, timeoutMs);
       const waiter = {
         resolve: () => {
@@ -207,19 +170,8 @@ export class WebhookDeliveryEngine {
     return state;
   }
 
-  #order<T>(items: T[], order: DeliveryOrder): T[] {
-    if (order === 'fifo') return [...items];
-    if (order === 'reverse') return [...items].reverse();
-    const shuffled = [...items];
-    for (let i = shuffled.length - 1; i > 0; i--) {
-      const j = Math.floor(this.#deps.random() * (i + 1));
-      [shuffled[i], shuffled[j]] = [shuffled[j]!, shuffled[i]!];
-    }
-    return shuffled;
-  }
-
   #release(order: DeliveryOrder): void {
-    const units = this.#order(this.#held, order);
+    const units = ordered(this.#held, order, this.#deps.random);
     this.#held = [];
     for (const unit of units) for (const request of unit) this.#setStatus(request, 'queued');
     void this.#runChain(units);
@@ -305,53 +257,13 @@ export class WebhookDeliveryEngine {
   }
 
   #post(url: string, headers: Record<string, string>, body: string): Promise<PostOutcome> {
-    return new Promise<PostOutcome>((resolve) => {
-      let done = false;
-      let timedOut = false;
-      const finish = (outcome: PostOutcome) => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        this.#inflight.delete(request);
-        resolve(outcome);
-      };
-      const target = new URL(url);
-      const transport = target.protocol === 'https:' ? https : http;
-      const request = transport.request(
-        target,
-        {
-          method: 'POST',
-          agent: false,
-          headers: {
-            ...headers,
-            'content-length': String(Buffer.byteLength(body)),
-            connection: 'close',
-            'user-agent': 'nestjs-payments-simulator',
-          },
-        },
-        (response) => {
-          response.resume();
-          response.on('end', () => finish({ status: response.statusCode ?? 0 }));
-          response.on('error', () => finish({ status: response.statusCode ?? 0 }));
-        },
-      );
-      const timer = setTimeout(() => {
-        timedOut = true;
-        request.destroy();
-      }, this.#deps.timeoutMs);
-      request.on('error', (error: NodeJS.ErrnoException) =>
-        finish({ error: timedOut ? 'timeout' : (error.code ?? 'network_error') }),
-      );
-      request.on('close', () => finish({ error: timedOut ? 'timeout' : 'connection_closed' }));
-      this.#inflight.add(request);
-      request.end(body);
-    });
+    return postDelivery(url, headers, body, this.#deps.timeoutMs, this.#inflight);
   }
 
   /** Every status change goes through here, so `idle` is a counter and not a scan of every request. */
   #setStatus(state: RequestState, status: SimulatedWebhookRequest['status']): void {
     state.record.status = status;
-    if (PENDING.has(status)) this.#pending.add(state);
+    if (PENDING_STATUSES.has(status)) this.#pending.add(state);
     else this.#pending.delete(state);
   }
 
@@ -360,16 +272,6 @@ export class WebhookDeliveryEngine {
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const waiter of waiters) waiter.resolve();
-  }
-
-  #pendingSummary(): string {
-    const counts: Record<string, number> = {};
-    for (const state of this.#requests.values()) {
-      if (PENDING.has(state.record.status)) counts[state.record.status] = (counts[state.record.status] ?? 0) + 1;
-    }
-    return Object.entries(counts)
-      .map(([status, n]) => `${n} ${status}`)
-      .join(', ');
   }
 
   #setTimer(fn: () => void, ms: number): NodeJS.Timeout {

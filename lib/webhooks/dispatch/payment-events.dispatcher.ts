@@ -9,20 +9,15 @@ import { createPaymentEventContext, type PaymentIntentsRetriever } from '../hand
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-delivery-listener.util.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
 import { whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { PaymentsInbox } from '../transactional/payments-inbox.js';
 import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
-import type {
-  DispatchHandlerResult,
-  DispatchMeta,
-  DispatchOutcome,
-  DispatchResult,
-} from '../contracts/dispatch-result.types.js';
+import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import { retryReleaseLater } from '../../core/claim-release.retry.js';
+import { aggregate, deliveryLine, describe, dispatchRecorded, whereOf, type HandlerRun } from './dispatch-summary.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 
 export type {
@@ -90,7 +85,12 @@ export class PaymentEventsDispatcher {
       if (this.logDeliveries)
         this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
       else this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
-      if (this.listener) this.notify(event, meta, 'unhandled', []);
+      if (this.listener)
+        dispatchRecorded(
+          this.listener,
+          { event, meta, outcome: 'unhandled', results: [], finishedAt: this.runtime.now() },
+          this.logger,
+        );
       return { outcome: 'unhandled', handlers: [] };
     }
     // One handler (the usual case) runs alone: no Promise.all and its per-element closures.
@@ -112,7 +112,8 @@ export class PaymentEventsDispatcher {
     else if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
     }
-    if (this.listener) this.notify(event, meta, outcome, results);
+    if (this.listener)
+      dispatchRecorded(this.listener, { event, meta, outcome, results, finishedAt: this.runtime.now() }, this.logger);
     return { outcome, handlers: results };
   }
 
@@ -124,29 +125,6 @@ export class PaymentEventsDispatcher {
   ): Pending<DispatchHandlerResult> {
     if (!this.telemetry.recording) return this.runOne(handler, event, meta);
     return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(handler, event, meta)));
-  }
-
-  /** Tells the opt-in `webhooks.deliveryListener` what this dispatch did. */
-  private notify(
-    event: PaymentEvent,
-    meta: DispatchMeta,
-    outcome: DispatchOutcome,
-    results: DispatchHandlerResult[],
-  ): void {
-    notifyDeliveryListener(
-      this.listener,
-      'onDispatch',
-      {
-        eventId: event.id,
-        type: event.event,
-        outcome,
-        handlers: toHandlerRecords(results),
-        ...(meta.deliveryAttempt === undefined ? {} : { deliveryAttempt: meta.deliveryAttempt }),
-        receivedAt: meta.receivedAt,
-        finishedAt: new Date(this.runtime.now()),
-      },
-      this.logger,
-    );
   }
 
   /**
@@ -308,53 +286,4 @@ export class PaymentEventsDispatcher {
     this.telemetry.storeError('release');
     retryReleaseLater(this.store, run.key, token);
   }
-}
-
-/** One handler's run of one event: what its claim, completion and log lines need. */
-interface HandlerRun {
-  handler: PaymentEventHandlerRegistration;
-  event: PaymentEvent;
-  /** The idempotency key `[instance:]eventId:handlerId`. */
-  key: string;
-}
-
-/** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */
-function whereOf(event: PaymentEvent, handler: PaymentEventHandlerRegistration): string {
-  return `event ${event.id} (${event.event}) handler ${handler.id}`;
-}
-
-/** The `logDeliveries` line: `Event <id> (<type>) <outcome>: <handler> <status> [in N ms] [(attempt n)], ...`. */
-function deliveryLine(
-  event: PaymentEvent,
-  outcome: DispatchOutcome,
-  results: readonly DispatchHandlerResult[],
-): string {
-  const parts = results.map((r) => {
-    const took = r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`;
-    const attempt = r.attempt === undefined || r.attempt === 1 ? '' : ` (attempt ${r.attempt})`;
-    return `${r.handler} ${r.status}${took}${attempt}`;
-  });
-  return `Event ${event.id} (${event.event}) ${outcome}: ${parts.join(', ')}`;
-}
-
-/** The worst status wins: store_unavailable > failed > busy > handled; all skipped is a duplicate. One pass. */
-function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
-  let failed = false;
-  let busy = false;
-  let allSkipped = true;
-  for (const { status } of results) {
-    if (status === 'store_unavailable') return 'store_unavailable';
-    if (status === 'failed') failed = true;
-    else if (status === 'busy') busy = true;
-    if (status !== 'skipped') allSkipped = false;
-  }
-  if (failed) return 'failed';
-  if (busy) return 'busy';
-  return allSkipped ? 'duplicate' : 'handled';
-}
-
-/** Name and message of an error, for a log line (handlers' errors are the merchant's own text). */
-function describe(error: unknown): string {
-  if (error instanceof Error) return `${error.name}: ${error.message}`;
-  return typeof error;
 }

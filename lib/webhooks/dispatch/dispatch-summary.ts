@@ -1,0 +1,84 @@
+import type { PaymentEventHandlerRegistration } from '../contracts/payment-event-handler.types.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import type { Logger } from '@nestjs/common';
+import type { DispatchHandlerResult, DispatchMeta, DispatchOutcome } from '../contracts/dispatch-result.types.js';
+import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
+import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-delivery-listener.util.js';
+
+/** One handler's run of one event: what its claim, completion and log lines need. */
+export interface HandlerRun {
+  handler: PaymentEventHandlerRegistration;
+  event: PaymentEvent;
+  /** The idempotency key `[instance:]eventId:handlerId`. */
+  key: string;
+}
+
+/** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */
+export function whereOf(event: PaymentEvent, handler: PaymentEventHandlerRegistration): string {
+  return `event ${event.id} (${event.event}) handler ${handler.id}`;
+}
+
+/** The `logDeliveries` line: `Event <id> (<type>) <outcome>: <handler> <status> [in N ms] [(attempt n)], ...`. */
+export function deliveryLine(
+  event: PaymentEvent,
+  outcome: DispatchOutcome,
+  results: readonly DispatchHandlerResult[],
+): string {
+  const parts = results.map((r) => {
+    const took = r.durationMs === undefined ? '' : ` in ${r.durationMs} ms`;
+    const attempt = r.attempt === undefined || r.attempt === 1 ? '' : ` (attempt ${r.attempt})`;
+    return `${r.handler} ${r.status}${took}${attempt}`;
+  });
+  return `Event ${event.id} (${event.event}) ${outcome}: ${parts.join(', ')}`;
+}
+
+/** The worst status wins: store_unavailable > failed > busy > handled; all skipped is a duplicate. One pass. */
+export function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
+  let failed = false;
+  let busy = false;
+  let allSkipped = true;
+  for (const { status } of results) {
+    if (status === 'store_unavailable') return 'store_unavailable';
+    if (status === 'failed') failed = true;
+    else if (status === 'busy') busy = true;
+    if (status !== 'skipped') allSkipped = false;
+  }
+  if (failed) return 'failed';
+  if (busy) return 'busy';
+  return allSkipped ? 'duplicate' : 'handled';
+}
+
+/** Name and message of an error, for a log line (handlers' errors are the merchant's own text). */
+export function describe(error: unknown): string {
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error;
+}
+
+/** Tells the opt-in `webhooks.deliveryListener` what one dispatch did (`onDispatch`). */
+export function dispatchRecorded(
+  listener: PaymentDeliveryListener | undefined,
+  dispatch: {
+    event: PaymentEvent;
+    meta: DispatchMeta;
+    outcome: DispatchOutcome;
+    results: readonly DispatchHandlerResult[];
+    finishedAt: number;
+  },
+  logger: Pick<Logger, 'warn'>,
+): void {
+  const { event, meta, outcome, results } = dispatch;
+  notifyDeliveryListener(
+    listener,
+    'onDispatch',
+    {
+      eventId: event.id,
+      type: event.event,
+      outcome,
+      handlers: toHandlerRecords(results),
+      ...(meta.deliveryAttempt === undefined ? {} : { deliveryAttempt: meta.deliveryAttempt }),
+      receivedAt: meta.receivedAt,
+      finishedAt: new Date(dispatch.finishedAt),
+    },
+    logger,
+  );
+}
