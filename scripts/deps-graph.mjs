@@ -98,7 +98,9 @@ if (problems.length > 0) {
 function receiverProblems() {
   const found = [];
   const W = 'lib/webhooks';
-  const PLUG_INS = new Set(['stores', 'verifiers', 'queue', 'transactional', 'journal'].map((name) => `${W}/${name}`));
+  const PLUG_INS = new Set(
+    ['stores', 'verifiers', 'queue', 'transactional', 'journal', 'reconcile'].map((name) => `${W}/${name}`),
+  );
   const graph = new Map();
   for (const [file, text] of sources()) {
     const from = dirname(file).split('\\').join('/');

@@ -14,3 +14,4 @@ export type { PaymentsQuery, PaymentsRequest } from './payments-request.interfac
 export { getPaymentsServiceToken, InjectPaymentsService } from './payments-client.tokens.js';
 export type { PaymentsEnvironment, PaymentsHttpOptions } from './payments-client.options.js';
 export type { PaymentsHttpMethod } from '../core/payments-http-method.js';
+export type { PaymentsCreateOptions } from './payments-created-intents.js';

@@ -3,6 +3,7 @@ import type { ResolvedPaymentsClientOptions } from './payments-client.options.js
 import { PaymentsHttpTransport } from './payments-http.transport.js';
 import type { PaymentsRequest, PaymentsRequester } from './payments-request.interface.js';
 import { REDACTED } from './payments-secret.redactor.js';
+import { CreatedIntentListeners, type CreatedIntentListener } from './payments-created-intents.js';
 import type { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PaymentIntentsResource } from './resources/payment-intents.resource.js';
 import { SetupIntentsResource } from './resources/setup-intents.resource.js';
@@ -32,6 +33,7 @@ export class PaymentsService implements PaymentsRequester, OnModuleDestroy {
   readonly webhookEndpoints: WebhookEndpointsResource;
 
   readonly #transport: PaymentsHttpTransport;
+  readonly #created = new CreatedIntentListeners();
   readonly #environment: string;
   readonly #baseUrl: string;
 
@@ -44,8 +46,8 @@ export class PaymentsService implements PaymentsRequester, OnModuleDestroy {
     this.#environment = options.environment;
     this.#baseUrl = options.baseUrl;
     const requester: PaymentsRequester = { request: (request) => this.#transport.request(request) };
-    this.paymentIntents = new PaymentIntentsResource(requester);
-    this.setupIntents = new SetupIntentsResource(requester);
+    this.paymentIntents = new PaymentIntentsResource(requester, this.#created);
+    this.setupIntents = new SetupIntentsResource(requester, this.#created);
     this.webhookEndpoints = new WebhookEndpointsResource(requester);
   }
 
@@ -60,6 +62,14 @@ export class PaymentsService implements PaymentsRequester, OnModuleDestroy {
    */
   request<T = unknown>(request: PaymentsRequest): Promise<T> {
     return this.#transport.request<T>(request);
+  }
+
+  /**
+   * Calls `listener` after each intent this client creates (the reconciler of `webhooks.reconcile`
+   * watches them this way). Returns the function that stops it.
+   */
+  onIntentCreated(listener: CreatedIntentListener): () => void {
+    return this.#created.add(listener);
   }
 
   /** Closes the keep-alive sockets. */

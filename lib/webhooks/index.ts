@@ -51,3 +51,13 @@ export {
   type PaymentsWebhooksRegistration,
   type PaymentsWebhooksValues,
 } from './payments-webhooks.module.js';
+export { PaymentsReconciler, type ReconcileSweepResult } from './reconcile/payments-reconciler.js';
+export {
+  IntentWatchStore,
+  type WatchedIntent,
+  type WatchedIntentKind,
+} from './contracts/intent-watch-store.interface.js';
+export type { PaymentsReconcileOptions, ReconcileCadenceStep } from './contracts/payments-reconcile.options.js';
+export { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
+export { RedisIntentWatchStore } from './stores/redis-intent-watch.store.js';
+export { intentWatchSchema, PostgresIntentWatchStore } from './stores/postgres-intent-watch.store.js';

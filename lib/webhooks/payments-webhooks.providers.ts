@@ -29,6 +29,10 @@ import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contrac
 import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.processor.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
+import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
+import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reconcile.options.js';
+import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
+import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
 import { WebhookDeliveryChecks } from './http/webhook-delivery.checks.js';
@@ -88,6 +92,17 @@ export function createIdempotencyStore(
     retentionSeconds: webhooks ? webhooks.retentionSeconds : undefined,
     now: runtime,
   });
+}
+
+/** The reconciler's watch list: the option's, else one in the idempotency store's engine, else in memory. */
+export function intentWatchStoreFor(
+  reconcile: ResolvedPaymentsReconcileOptions,
+  store: IdempotencyStore,
+  runtime: PaymentsRuntime,
+): IntentWatchStore {
+  if (reconcile.store) return reconcile.store;
+  if (typeof store.intentWatchStore === 'function') return store.intentWatchStore();
+  return new MemoryIntentWatchStore({ now: runtime });
 }
 
 /** Closes the idempotency store on shutdown if the instance created it (a store passed in options belongs to the app). */
@@ -179,6 +194,13 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     PaymentEventsDispatcher,
     { provide: PAYMENT_EVENTS_DISPATCHER, useExisting: PaymentEventsDispatcher },
     PaymentsInbox,
+    {
+      provide: IntentWatchStore,
+      useFactory: (webhooks: ResolvedWebhooksOptions | false, store: IdempotencyStore, runtime: PaymentsRuntime) =>
+        webhooks && webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime) : undefined,
+      inject: [PAYMENTS_WEBHOOKS_OPTIONS, IdempotencyStore, PAYMENTS_RUNTIME],
+    },
+    PaymentsReconciler,
     InlinePaymentEventsProcessor,
     processor,
     WebhookDeliveryChecks,
@@ -188,7 +210,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   const registryToken = getPaymentEventsRegistryToken(spec.name);
   const exports: InjectionToken[] =
     registryToken === PaymentEventsRegistry
-      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore]
+      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore, PaymentsReconciler]
       : [registryToken];
   // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
   providers.push({ provide: registryToken, useExisting: PAYMENTS_EVENTS_REGISTRY });

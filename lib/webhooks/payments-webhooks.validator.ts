@@ -9,6 +9,7 @@ import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { validateProcessingQueue } from './queue/payments-queue.validator.js';
 import { resolveTransactionsOptions } from './transactional/payments-transactions.options.js';
+import { resolveReconcileOptions } from './reconcile/payments-reconcile.validator.js';
 import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';
 
 /**
@@ -91,11 +92,12 @@ export function validateWebhooksOptions(
     (!isObject(deliveryListener) ||
       (typeof deliveryListener.onDelivery !== 'function' &&
         typeof deliveryListener.onDispatch !== 'function' &&
-        typeof deliveryListener.onRejection !== 'function'))
+        typeof deliveryListener.onRejection !== 'function' &&
+        typeof deliveryListener.onReconcile !== 'function'))
   ) {
     fail(
       'webhooks.deliveryListener',
-      'must implement PaymentDeliveryListener (onDelivery, onDispatch and/or onRejection)',
+      'must implement PaymentDeliveryListener (onDelivery, onDispatch, onRejection and/or onReconcile)',
       'pass `new PaymentDeliveryJournal()` or omit it',
     );
   }
@@ -135,5 +137,6 @@ export function validateWebhooksOptions(
     requireHttps: (raw.requireHttps as boolean | undefined) ?? environment === 'production',
     processing,
     transactions: resolveTransactionsOptions(raw.transactions),
+    reconcile: resolveReconcileOptions(raw.reconcile),
   };
 }

@@ -107,6 +107,13 @@ const WEBHOOKS: Surface = {
     'getPaymentEventsQueueToken',
     'PaymentsInbox',
     'paymentsInboxSchema',
+    // reconciliation (webhooks.reconcile)
+    'PaymentsReconciler',
+    'IntentWatchStore',
+    'MemoryIntentWatchStore',
+    'RedisIntentWatchStore',
+    'PostgresIntentWatchStore',
+    'intentWatchSchema',
   ],
   types: [
     ...ROOT.types.filter(
@@ -154,6 +161,12 @@ const WEBHOOKS: Surface = {
     'PaymentsWebhooksModuleAsyncOptions',
     'PaymentsWebhooksRegistration',
     'PaymentsWebhooksValues',
+    'PaymentReconcileRecord',
+    'ReconcileSweepResult',
+    'WatchedIntent',
+    'WatchedIntentKind',
+    'PaymentsReconcileOptions',
+    'ReconcileCadenceStep',
   ],
 };
 
@@ -171,6 +184,7 @@ const CLIENT: Surface = {
     'PaymentsHttpMethod',
     'PaymentsHttpOptions',
     'PaymentsEnvironment',
+    'PaymentsCreateOptions',
   ],
 };
 

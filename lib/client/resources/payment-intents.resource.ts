@@ -1,5 +1,6 @@
 import type { CreatedPaymentIntent, CreatePaymentIntentParams, PaymentIntent } from '../payments.types.js';
 import type { PaymentsRequester } from '../payments-request.interface.js';
+import type { CreatedIntentListeners, PaymentsCreateOptions } from '../payments-created-intents.js';
 import { assertParams, assertUuid } from '../payments-request.validation.js';
 
 /**
@@ -9,15 +10,26 @@ import { assertParams, assertUuid } from '../payments-request.validation.js';
  */
 export class PaymentIntentsResource {
   readonly #requester: PaymentsRequester;
+  readonly #created: CreatedIntentListeners | undefined;
 
-  constructor(requester: PaymentsRequester) {
+  constructor(requester: PaymentsRequester, created?: CreatedIntentListeners) {
     this.#requester = requester;
+    this.#created = created;
   }
 
   /** Creates a payment intent; the answer includes the embed token to hand to the browser. */
-  async create(params: CreatePaymentIntentParams = {}): Promise<CreatedPaymentIntent> {
+  async create(
+    params: CreatePaymentIntentParams = {},
+    options: PaymentsCreateOptions = {},
+  ): Promise<CreatedPaymentIntent> {
     const body = assertParams(params, 'paymentIntents.create');
-    return this.#requester.request<CreatedPaymentIntent>({ method: 'POST', path: '/payment_intents', body });
+    const intent = await this.#requester.request<CreatedPaymentIntent>({
+      method: 'POST',
+      path: '/payment_intents',
+      body,
+    });
+    this.#created?.notify('payment_intent', intent, options);
+    return intent;
   }
 
   /**

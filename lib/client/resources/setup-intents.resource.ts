@@ -1,5 +1,6 @@
 import type { CreatedSetupIntent, CreateSetupIntentParams, SetupIntent } from '../payments.types.js';
 import type { PaymentsRequester } from '../payments-request.interface.js';
+import type { CreatedIntentListeners, PaymentsCreateOptions } from '../payments-created-intents.js';
 import { assertParams, assertUuid } from '../payments-request.validation.js';
 
 /**
@@ -9,15 +10,19 @@ import { assertParams, assertUuid } from '../payments-request.validation.js';
  */
 export class SetupIntentsResource {
   readonly #requester: PaymentsRequester;
+  readonly #created: CreatedIntentListeners | undefined;
 
-  constructor(requester: PaymentsRequester) {
+  constructor(requester: PaymentsRequester, created?: CreatedIntentListeners) {
     this.#requester = requester;
+    this.#created = created;
   }
 
   /** Creates a setup intent; the answer includes the embed token to hand to the browser. */
-  async create(params: CreateSetupIntentParams = {}): Promise<CreatedSetupIntent> {
+  async create(params: CreateSetupIntentParams = {}, options: PaymentsCreateOptions = {}): Promise<CreatedSetupIntent> {
     const body = assertParams(params, 'setupIntents.create');
-    return this.#requester.request<CreatedSetupIntent>({ method: 'POST', path: '/setup_intents', body });
+    const intent = await this.#requester.request<CreatedSetupIntent>({ method: 'POST', path: '/setup_intents', body });
+    this.#created?.notify('setup_intent', intent, options);
+    return intent;
   }
 
   /**

@@ -30,6 +30,8 @@ export class SimulatorControls {
     | undefined;
   #duplicates = { copies: 1, mode: 'concurrent' as 'concurrent' | 'sequential' };
   #delayMs = 0;
+  #dropShare = 0;
+  #dropped = 0;
   #batchOrder: DeliveryOrder | undefined;
   #holding = false;
 
@@ -105,6 +107,34 @@ export class SimulatorControls {
     return this;
   }
 
+  /**
+   * Drops this share (0 to 1) of new deliveries for good: the endpoint never receives them, no attempt
+   * and no retry (an endpoint down past the retry schedule, a route a deploy removed). Drawn from the
+   * simulator's `random`; `dropped` counts them. For the reconciler (`webhooks.reconcile`).
+   */
+  dropDeliveries(share: number): this {
+    if (!(share >= 0 && share <= 1))
+      throw new PaymentsInvalidArgumentError(
+        'PaymentsSimulator.controls.dropDeliveries',
+        'share',
+        SIMULATOR_ARGUMENT_MESSAGES.ratio,
+      );
+    this.#dropShare = share;
+    return this;
+  }
+
+  /** Deliveries dropped for good by `dropDeliveries` so far. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** @internal Whether the next delivery is dropped (counted when it is). */
+  takeDrop(random: () => number): boolean {
+    if (this.#dropShare === 0 || !(random() < this.#dropShare)) return false;
+    this.#dropped += 1;
+    return true;
+  }
+
   /** Holds every new delivery until `release()`, to build a backlog. */
   hold(): this {
     this.#holding = true;
@@ -123,6 +153,7 @@ export class SimulatorControls {
     this.#rate = undefined;
     this.#duplicates = { copies: 1, mode: 'concurrent' };
     this.#delayMs = 0;
+    this.#dropShare = 0;
     this.#batchOrder = undefined;
     if (this.#holding) this.release('fifo');
     return this;

@@ -43,6 +43,8 @@ export class WebhookDeliveryEngine {
     const { copies, mode } = controls.duplicates;
     const groups: Unit[][] = batch.map((item) =>
       item.targets.flatMap((target) => {
+        // Dropped for good: the endpoint never hears of it (no request, no attempt, no retry).
+        if (controls.takeDrop(this.#deps.random)) return [];
         const body = item.bodyFor(target);
         const requests = Array.from({ length: copies }, () => this.#create(item, target, body));
         return mode === 'sequential' ? [requests] : requests.map((r) => [r]);

@@ -39,6 +39,13 @@ export interface DispatchMeta {
   receivedAt: Date;
   /** The queue's attempt number, when a worker dispatches. The store's claim count is used if higher. */
   deliveryAttempt?: number;
+  /** Where the event came from: a delivery (default), or the reconciler's retrieve of the intent. */
+  source?: 'webhook' | 'reconciliation';
+  /**
+   * With reconciliation on, a terminal state's one occurrence (`kind:intentId:state`): its handlers are
+   * claimed under it rather than under the event id, so a webhook and the reconciler share each claim.
+   */
+  occurrence?: { key: string; kind: 'payment_intent' | 'setup_intent'; id: string };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Pending } from '../../core/payments.pending.js';
+import type { IntentWatchStore } from './intent-watch-store.interface.js';
 
 /**
  * Result of `IdempotencyStore.claim`:
@@ -38,6 +39,12 @@ export interface IdempotencyStore {
    * @example renew('evt:Handler.paid', token, 300_000) // true while the token owns the claim
    */
   renew?(key: string, token: string, leaseMs: number): Pending<boolean>;
+  /**
+   * Optional: a watch list for the reconciler (`webhooks.reconcile`) in this store's engine, so that the
+   * instances sharing this store share it too. The built-in stores have one; without it the reconciler
+   * keeps its list in memory (one instance only).
+   */
+  intentWatchStore?(): IntentWatchStore;
   /** Optional: release resources on application shutdown. */
   close?(): Promise<void>;
   /**

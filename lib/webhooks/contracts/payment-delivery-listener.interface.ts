@@ -63,4 +63,20 @@ export interface PaymentDeliveryListener {
   onRejection?(record: PaymentRejectionRecord): void;
   /** The handlers bound to an event ran (or were skipped as already completed). */
   onDispatch?(record: PaymentDispatchRecord): void;
+  /** The reconciler (`webhooks.reconcile`) settled a watched intent, or stopped watching it. */
+  onReconcile?(record: PaymentReconcileRecord): void;
+}
+
+/**
+ * What the reconciler did with one watched intent: `reconciled` (a terminal state no webhook had
+ * delivered; its handlers ran), `settled` (terminal, its handlers had already run), `gave_up` (still not
+ * terminal at `maxAgeSeconds`: for a person to look at), `gone` (the service answered 404).
+ */
+export interface PaymentReconcileRecord {
+  kind: 'payment_intent' | 'setup_intent';
+  intentId: string;
+  /** The state the retrieve showed (absent for `gone`). */
+  state?: string;
+  outcome: 'reconciled' | 'settled' | 'gave_up' | 'gone';
+  at: Date;
 }

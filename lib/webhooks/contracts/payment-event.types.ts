@@ -92,8 +92,15 @@ export interface PaymentEventContext {
   retrieveIntent(): Promise<PaymentIntent | SetupIntent>;
   /** 1 for the first time this handler is tried for this event, then 2, 3, ... */
   deliveryAttempt: number;
-  /** When the delivery carrying this event was received. */
+  /** When the delivery carrying this event was received (or when the reconciler retrieved the intent). */
   receivedAt: Date;
+  /**
+   * `'webhook'`: a verified delivery (or its queued job). `'reconciliation'`: no webhook came, and the
+   * reconciler retrieved the intent in this terminal state (`webhooks.reconcile`); the event's `data`
+   * holds the retrieved intent, and it has no event id (`id` and `webhook_id` are `''`). Set by the
+   * receiver on every context it builds.
+   */
+  source?: 'webhook' | 'reconciliation';
   /**
    * The PostgreSQL transaction a transactional handler runs in (its completion record commits with
    * it); `undefined` for other handlers. See `webhooks.transactions`.

@@ -1,3 +1,4 @@
+import type { PaymentsReconcileOptions, ResolvedPaymentsReconcileOptions } from './payments-reconcile.options.js';
 import type { PaymentDeliveryListener } from './payment-delivery-listener.interface.js';
 import type { PaymentsQueueOptions, ResolvedPaymentsQueueOptions } from './payments-queue.options.js';
 import type { IdempotencyStore } from './idempotency-store.interface.js';
@@ -52,6 +53,12 @@ export interface PaymentsWebhooksOptions {
    * database effects; see docs/exactly-once.md). Default: none, handlers run at least once.
    */
   transactions?: PaymentsTransactionsOptions;
+  /**
+   * Reconcile intents whose terminal webhook never came: watch the intents created through
+   * `PaymentsService`, retrieve them on a cadence, and run the handlers of a terminal state no webhook
+   * delivered, once per (intent, state) across both paths. Default: off. See docs/reconciliation.md.
+   */
+  reconcile?: PaymentsReconcileOptions | true;
 }
 
 /** The receiver options after validation, with every default filled in. Frozen with the rest. */
@@ -76,4 +83,5 @@ export interface ResolvedWebhooksOptions {
   requireHttps: boolean;
   processing: 'inline' | { queue: ResolvedPaymentsQueueOptions };
   transactions: ResolvedPaymentsTransactionsOptions | undefined;
+  reconcile: ResolvedPaymentsReconcileOptions | undefined;
 }

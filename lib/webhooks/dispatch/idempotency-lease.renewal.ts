@@ -1,3 +1,5 @@
+import type { Logger } from '@nestjs/common';
+import type { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import type { IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 
 /** What happened to a renewal that did not extend the lease. */
@@ -73,4 +75,26 @@ export function whileRenewingLease<T>(pending: PromiseLike<T>, renewal: LeaseRen
       throw error;
     },
   );
+}
+
+/** Logs and counts a renewal that failed (warn, `payments.store.errors`) or a lease lost while the handler ran (error, `payments.handler.leases_lost`). */
+export function reportRenewalProblem(
+  problem: LeaseRenewalProblem,
+  where: string,
+  handlerId: string,
+  logger: Pick<Logger, 'warn' | 'error'>,
+  telemetry: Pick<PaymentsTelemetry, 'storeError' | 'leaseLost'>,
+): void {
+  if (problem.kind === 'error') {
+    const error = problem.error;
+    logger.warn(
+      `Could not renew the claim of ${where}: ${error instanceof Error ? `${error.name}: ${error.message}` : typeof error}`,
+    );
+    telemetry.storeError('renew');
+    return;
+  }
+  logger.error(
+    `Lost the claim of ${where} while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
+  );
+  telemetry.leaseLost(handlerId);
 }

@@ -10,7 +10,7 @@ import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
-import { whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
+import { reportRenewalProblem, whileRenewingLease } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { PaymentsInbox } from '../transactional/payments-inbox.js';
 import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
@@ -18,6 +18,8 @@ import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../con
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import { retryReleaseLater } from '../../core/claim-release.retry.js';
 import { aggregate, deliveryLine, describe, dispatchRecorded, whereOf, type HandlerRun } from './dispatch-summary.js';
+import { forgetQuietly, withOccurrence } from './terminal-occurrence.js';
+import { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 
 export type {
@@ -50,6 +52,8 @@ export class PaymentEventsDispatcher {
   private readonly listener: PaymentDeliveryListener | undefined;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
+  /** `webhooks.reconcile`: terminal states are claimed per (intent, state). */
+  private readonly reconcile: ResolvedWebhooksOptions['reconcile'];
 
   constructor(
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
@@ -59,6 +63,7 @@ export class PaymentEventsDispatcher {
     @Inject(PAYMENTS_CLIENT) private readonly client: PaymentIntentsRetriever,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
     @Optional() @Inject(PaymentsInbox) private readonly inbox?: PaymentsInbox,
+    @Optional() @Inject(IntentWatchStore) private readonly watchList?: IntentWatchStore,
   ) {
     this.logger = webhooksLogger(webhooks);
     this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
@@ -66,6 +71,7 @@ export class PaymentEventsDispatcher {
     this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
     this.listener = webhooks ? webhooks.deliveryListener : undefined;
     this.logDeliveries = webhooks ? webhooks.logDeliveries === true : false;
+    this.reconcile = webhooks ? webhooks.reconcile : undefined;
     if (webhooks && typeof store.renew !== 'function') {
       this.logger.warn(
         `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
@@ -81,6 +87,8 @@ export class PaymentEventsDispatcher {
    */
   dispatch(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult> {
     const handlers = this.registry.handlersFor(event.event);
+    // Reconciliation on: a terminal state's handlers are claimed per (intent, state), webhook or not.
+    if (this.reconcile) meta = withOccurrence(event, meta, this.reconcile.terminalStates);
     if (handlers.length === 0) {
       if (this.logDeliveries)
         this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
@@ -108,6 +116,10 @@ export class PaymentEventsDispatcher {
   /** The dispatch's outcome from its handlers' results; logs and notifies the listener. */
   private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
     const outcome = aggregate(results);
+    // A webhook settled a watched intent's terminal state: the reconciler need not retrieve it.
+    if (meta.occurrence && meta.source !== 'reconciliation' && (outcome === 'handled' || outcome === 'duplicate')) {
+      forgetQuietly(this.watchList, meta.occurrence.id);
+    }
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
     else if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
@@ -136,7 +148,11 @@ export class PaymentEventsDispatcher {
     event: PaymentEvent,
     meta: DispatchMeta,
   ): Pending<DispatchHandlerResult> {
-    const run: HandlerRun = { handler, event, key: `${this.keyPrefix}${event.id}:${handler.id}` };
+    const run: HandlerRun = {
+      handler,
+      event,
+      key: `${this.keyPrefix}${meta.occurrence?.key ?? event.id}:${handler.id}`,
+    };
     return settle(
       () => this.store.claim(run.key, this.leaseMs),
       (claim) => this.runClaimed(run, claim, meta),
@@ -169,7 +185,7 @@ export class PaymentEventsDispatcher {
     }
 
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
-    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt);
+    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source);
     // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
     if (this.inbox?.covers(handler)) {
       return this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
@@ -210,20 +226,9 @@ export class PaymentEventsDispatcher {
       key: run.key,
       token,
       leaseMs: this.leaseMs,
-      onProblem: (problem) => this.renewalProblem(run, problem),
+      onProblem: (problem) =>
+        reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
     });
-  }
-
-  private renewalProblem(run: HandlerRun, problem: LeaseRenewalProblem): void {
-    if (problem.kind === 'error') {
-      this.logger.warn(`Could not renew the claim of ${whereOf(run.event, run.handler)}: ${describe(problem.error)}`);
-      this.telemetry.storeError('renew');
-      return;
-    }
-    this.logger.error(
-      `Lost the claim of ${whereOf(run.event, run.handler)} while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
-    );
-    this.telemetry.leaseLost(run.handler.id);
   }
 
   /** The handler returned: record its completion (a store failure answers 503). */

@@ -22,7 +22,7 @@ export class PaymentEventIntentMissingError extends PaymentsError {
   }
 }
 
-const intentId = (value: unknown): string | undefined => {
+export const intentId = (value: unknown): string | undefined => {
   if (typeof value === 'string' && value !== '') return value;
   if (typeof value === 'object' && value !== null) {
     const id = (value as { id?: unknown }).id;
@@ -62,10 +62,12 @@ export function createPaymentEventContext(
   client: PaymentIntentsRetriever,
   deliveryAttempt: number,
   receivedAt: Date,
+  source: 'webhook' | 'reconciliation' = 'webhook',
 ): PaymentEventContext {
   return Object.freeze({
     retrieveIntent: () => retrieveIntentOf(event, client),
     deliveryAttempt,
     receivedAt,
+    source,
   });
 }

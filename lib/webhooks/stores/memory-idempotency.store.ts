@@ -3,6 +3,7 @@ import { STORE_ARGUMENT_MESSAGES } from '../contracts/payments-webhooks.messages
 import { resolveClock, type PaymentsClock } from '../../core/payments.clock.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PendingRejection, type Pending } from '../../core/payments.pending.js';
+import { MemoryIntentWatchStore } from './memory-intent-watch.store.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 
 /** Options of `MemoryIdempotencyStore`. */
@@ -83,6 +84,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   /** Number of keys held (expired ones included until they are touched or evicted). */
   get size(): number {
     return this.#leases.size + this.#settled.size;
+  }
+
+  /** The reconciler's watch list beside it: in this process too. */
+  intentWatchStore(): MemoryIntentWatchStore {
+    return new MemoryIntentWatchStore({ now: this.#now });
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,7 @@ import {
 } from '../../postgres/postgres-sql.util.js';
 import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
 import { postgresIdempotencySql } from './postgres-idempotency.sql.js';
+import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
 
 /** Default table of `PostgresIdempotencyStore`. */
 export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
@@ -228,6 +229,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /** Waits for a background clean-up batch, if one runs. The pool belongs to the caller: it stays open. */
+  /** The reconciler's watch list in the same database (table `payments_watched_intents`). */
+  intentWatchStore(): PostgresIntentWatchStore {
+    return new PostgresIntentWatchStore(this.pool);
+  }
+
   async close(): Promise<void> {
     await this.#cleanup;
   }

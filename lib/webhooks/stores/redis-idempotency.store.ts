@@ -3,6 +3,7 @@ import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/paymen
 import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../contracts/payments-webhooks.messages.js';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
+import { RedisIntentWatchStore } from './redis-intent-watch.store.js';
 
 /**
  * The part of an ioredis client (`Redis` or `Cluster`) the store uses. Declared here, rather than
@@ -193,6 +194,11 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */
+  /** The reconciler's watch list on the same Redis, under the same key prefix. */
+  intentWatchStore(): RedisIntentWatchStore {
+    return new RedisIntentWatchStore(this.redis, { keyPrefix: this.keyPrefix });
+  }
+
   private async run(lua: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await this.redis.evalsha(lua.sha1, keys.length, ...keys, ...args);

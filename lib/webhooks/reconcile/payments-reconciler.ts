@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import {
+  Inject,
+  Injectable,
+  Optional,
+  type Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
+import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
+import {
+  PaymentsApiError,
+  PaymentsAuthenticationError,
+  PaymentsConfigurationError,
+  PaymentsPermissionError,
+  PaymentsRateLimitError,
+} from '../../errors/payments.errors.js';
+import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import {
+  IntentWatchStore,
+  type WatchedIntent,
+  type WatchedIntentKind,
+} from '../contracts/intent-watch-store.interface.js';
+import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
+import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
+import { PAYMENT_EVENTS_DISPATCHER, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
+import { nextCheckDelayMs } from './payments-reconcile.validator.js';
+import {
+  describe,
+  reconciledEvent,
+  sweepLine,
+  systemSleepRuntime,
+  type ReconcileClient,
+  type ReconcileSweepResult,
+} from './reconcile-sweep.js';
+
+export type { ReconcileClient, ReconcileSweepResult } from './reconcile-sweep.js';
+
+const SETTLED: ReadonlySet<DispatchOutcome> = new Set(['handled', 'duplicate', 'unhandled']);
+
+/**
+ * Closes the loop for intents whose terminal webhook never came (`webhooks.reconcile`): watches the
+ * intents created through `PaymentsService`, retrieves each one that is due on a cadence that backs off
+ * with age, and when one shows a terminal state, dispatches that state's event through the same
+ * handlers with `ctx.source === 'reconciliation'`, claimed per (intent, state) and handler exactly as
+ * the webhook of that state is, so whichever comes first runs and the other is a duplicate. One sweeper
+ * at a time across instances (the watch store's lease).
+ */
+@Injectable()
+export class PaymentsReconciler implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger: Logger;
+  /** Undefined when `webhooks.reconcile` is not set: the reconciler then does nothing. */
+  private readonly options: ResolvedPaymentsReconcileOptions | undefined;
+  private readonly listener: PaymentDeliveryListener | undefined;
+  /** This process as a lease owner. */
+  private readonly owner = randomUUID();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private running: Promise<ReconcileSweepResult> | undefined;
+
+  constructor(
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(IntentWatchStore) private readonly store: IntentWatchStore,
+    @Inject(PAYMENT_EVENTS_DISPATCHER) private readonly dispatcher: PaymentEventsDispatch,
+    @Inject(PAYMENTS_CLIENT) private readonly client: ReconcileClient,
+    @Optional() @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime = systemSleepRuntime,
+  ) {
+    this.logger = webhooksLogger(webhooks);
+    this.options = webhooks ? webhooks.reconcile : undefined;
+    this.listener = webhooks ? webhooks.deliveryListener : undefined;
+  }
+
+  /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
+  onApplicationBootstrap(): void {
+    const options = this.options;
+    if (!options) return;
+    this.unsubscribe = this.client.onIntentCreated?.((kind, intent, created) => {
+      const wanted = options.watch === 'all' ? created.reconcile !== false : created.reconcile === true;
+      if (!wanted) return;
+      this.watch(kind, intent.id).catch((error: unknown) =>
+        this.logger.warn(`Could not watch ${kind} ${intent.id} for reconciliation: ${describe(error)}`),
+      );
+    });
+    this.timer = setInterval(() => void this.sweepQuietly(), options.everyMs);
+    this.timer.unref?.();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.unsubscribe?.();
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.running?.catch(() => undefined);
+  }
+
+  get #options(): ResolvedPaymentsReconcileOptions {
+    if (!this.options)
+      throw new PaymentsConfigurationError(
+        'webhooks.reconcile',
+        'is not set',
+        'pass webhooks: { ..., reconcile: {} } to reconcile intents',
+      );
+    return this.options;
+  }
+
+  /** Starts watching an intent (first check `afterSeconds` from now). Done for you on create. */
+  async watch(kind: WatchedIntentKind, id: string): Promise<void> {
+    const now = this.runtime.now();
+    await this.store.watch({ kind, id, createdAt: now, nextCheckAt: now + this.#options.afterMs, checks: 0 });
+  }
+
+  /**
+   * One sweep now (the timer calls it; tests and an operator's endpoint may too): if this instance holds
+   * the sweeper lease, checks up to `batchSize` due intents, at most `maxRetrievesPerSecond`.
+   */
+  sweep(): Promise<ReconcileSweepResult> {
+    // One sweep at a time in this process: a second call shares the running one.
+    this.running ??= this.sweepOnce().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async sweepQuietly(): Promise<void> {
+    try {
+      await this.sweep();
+    } catch (error) {
+      this.logger.warn(`Reconciliation sweep failed: ${describe(error)}`);
+    }
+  }
+
+  private async sweepOnce(): Promise<ReconcileSweepResult> {
+    const result: ReconcileSweepResult = {
+      swept: false,
+      checked: 0,
+      reconciled: 0,
+      settled: 0,
+      pending: 0,
+      gaveUp: 0,
+      gone: 0,
+    };
+    if (!this.options) return result;
+    const { batchSize, minRetrieveGapMs, everyMs } = this.options;
+    // Held for the longest a sweep can take, and a sweep interval more.
+    const leaseMs = batchSize * minRetrieveGapMs + 2 * everyMs;
+    let due: WatchedIntent[];
+    try {
+      if (!(await this.store.lease(this.owner, leaseMs))) return result;
+      result.swept = true;
+      due = await this.store.due(this.runtime.now(), batchSize);
+    } catch (error) {
+      this.logger.warn(
+        `Reconciliation: the watch store is unavailable (${describe(error)}); next sweep in ${everyMs / 1000} s`,
+      );
+      return { ...result, stopped: 'store_unavailable' };
+    }
+    for (let i = 0; i < due.length; i++) {
+      if (i > 0) await this.runtime.sleep(minRetrieveGapMs);
+      const stopped = await this.check(due[i]!, result).catch((error: unknown) => {
+        this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
+        return 'store_unavailable' as const;
+      });
+      if (stopped) {
+        result.stopped = stopped;
+        break;
+      }
+    }
+    if (result.checked > 0 || result.stopped) this.logger.log(sweepLine(result));
+    return result;
+  }
+
+  /** Retrieves one intent and acts on its state; a reason to stop the sweep, or undefined. */
+  private async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<ReconcileSweepResult['stopped']> {
+    result.checked++;
+    let retrieved: PaymentIntent | SetupIntent;
+    try {
+      retrieved =
+        intent.kind === 'payment_intent'
+          ? await this.client.paymentIntents.retrieve(intent.id)
+          : await this.client.setupIntents.retrieve(intent.id);
+    } catch (error) {
+      return this.retrieveFailed(intent, result, error);
+    }
+    const now = this.runtime.now();
+    const state = String((retrieved as { state?: unknown }).state);
+    const options = this.#options;
+    if (options.terminalStates[intent.kind].has(state)) {
+      const dispatched = await this.dispatcher.dispatch(reconciledEvent(intent.kind, state, retrieved), {
+        receivedAt: new Date(now),
+        source: 'reconciliation',
+      });
+      if (!SETTLED.has(dispatched.outcome)) {
+        // A handler failed or the store was down: retried on the next cadence step, like a redelivery.
+        await this.reschedule(intent, now);
+        result.pending++;
+        return undefined;
+      }
+      await this.store.forget(intent.id);
+      const ran = dispatched.handlers.some((handler) => handler.status === 'done');
+      if (ran) result.reconciled++;
+      else result.settled++;
+      this.report(intent, state, ran ? 'reconciled' : 'settled');
+      if (ran) this.logger.log(`Reconciled ${intent.kind} ${intent.id}: ${state}, no webhook had come; handlers ran`);
+      return undefined;
+    }
+    if (now - intent.createdAt >= options.maxAgeMs) {
+      await this.store.forget(intent.id);
+      result.gaveUp++;
+      this.report(intent, state, 'gave_up');
+      this.logger.warn(
+        `Reconciliation gave up on ${intent.kind} ${intent.id}: still ${state} after ${Math.round((now - intent.createdAt) / 3_600_000)} h (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
+      );
+      return undefined;
+    }
+    await this.reschedule(intent, now);
+    result.pending++;
+    return undefined;
+  }
+
+  private async retrieveFailed(
+    intent: WatchedIntent,
+    result: ReconcileSweepResult,
+    error: unknown,
+  ): Promise<ReconcileSweepResult['stopped']> {
+    if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
+      this.logger.error(
+        `Reconciliation stopped: the service answered ${error.status} to a retrieve (check the API key's rights); next sweep in ${this.#options.everyMs / 1000} s`,
+      );
+      return 'unauthorized';
+    }
+    if (error instanceof PaymentsApiError && error.status === 404) {
+      await this.store.forget(intent.id);
+      result.gone++;
+      this.report(intent, undefined, 'gone');
+      this.logger.warn(
+        `Reconciliation: ${intent.kind} ${intent.id} is unknown to the service (404); no longer watched`,
+      );
+      return undefined;
+    }
+    if (error instanceof PaymentsApiError) {
+      await this.reschedule(intent, this.runtime.now());
+      result.pending++;
+      return undefined;
+    }
+    return 'unavailable'; // no answer (network, timeout): the whole sweep waits for the next one
+  }
+
+  private async reschedule(intent: WatchedIntent, now: number): Promise<void> {
+    const delay = nextCheckDelayMs(now - intent.createdAt, this.#options.cadence);
+    await this.store.reschedule(intent.id, now + delay, intent.checks + 1);
+  }
+
+  private report(
+    intent: WatchedIntent,
+    state: string | undefined,
+    outcome: 'reconciled' | 'settled' | 'gave_up' | 'gone',
+  ): void {
+    notifyDeliveryListener(
+      this.listener,
+      'onReconcile',
+      {
+        kind: intent.kind,
+        intentId: intent.id,
+        ...(state === undefined ? {} : { state }),
+        outcome,
+        at: new Date(this.runtime.now()),
+      },
+      this.logger,
+    );
+  }
+}
