@@ -31,5 +31,6 @@ export function forInstance(i: Instruments, instance: string): Instruments {
     clientRequests: counter(i.clientRequests),
     clientRetries: counter(i.clientRetries),
     clientDuration: histogram(i.clientDuration),
+    reconcileIntents: counter(i.reconcileIntents),
   };
 }

@@ -24,6 +24,7 @@ export interface Instruments {
   clientRequests: Counter;
   clientRetries: Counter;
   clientDuration: Histogram;
+  reconcileIntents: Counter;
 }
 
 /** The tracer and the instruments of the module, made once at boot. */
@@ -66,6 +67,10 @@ export function createInstruments(api: OtelApi): Instruments {
     clientRetries: meter.createCounter(PaymentsMetricNames.clientRetries, {
       unit: '{retry}',
       description: 'API client retries, by reason (status code or system error code).',
+    }),
+    reconcileIntents: meter.createCounter(PaymentsMetricNames.reconcileIntents, {
+      unit: '{intent}',
+      description: 'Intents the reconciler checked, by result (reconciled, settled, pending, gave_up, gone).',
     }),
     clientDuration: meter.createHistogram(PaymentsMetricNames.httpClientRequestDuration, {
       unit: 's',

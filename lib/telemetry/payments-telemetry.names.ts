@@ -16,6 +16,8 @@ export const PaymentsSpanNames = Object.freeze({
   /** Prefixes of the queue hop spans: `send {queue}` (producer) and `process {queue}` (consumer). */
   queueSend: 'send',
   queueProcess: 'process',
+  /** One sweep of the reconciler (`webhooks.reconcile`) that held the sweeper lease. */
+  reconcileSweep: 'payments.reconcile.sweep',
 });
 
 /** Attribute keys. HTTP and messaging keys follow the OpenTelemetry semantic conventions. */
@@ -49,6 +51,14 @@ export const PaymentsAttributes = Object.freeze({
   messagingOperationType: 'messaging.operation.type',
   messagingOperationName: 'messaging.operation.name',
   messagingMessageId: 'messaging.message.id',
+  /** What the reconciler did with an intent: reconciled, settled, pending, gave_up, gone. */
+  reconcileResult: 'payments.reconcile.result',
+  reconcileChecked: 'payments.reconcile.checked',
+  reconcileReconciled: 'payments.reconcile.reconciled',
+  reconcilePending: 'payments.reconcile.pending',
+  reconcileGaveUp: 'payments.reconcile.gave_up',
+  /** Why a sweep ended early: rate_limited, unauthorized, unavailable, store_unavailable. */
+  reconcileStopped: 'payments.reconcile.stopped',
 });
 
 /** Metric names (units in docs/observability.md and in each instrument's `unit`). */
@@ -62,6 +72,7 @@ export const PaymentsMetricNames = Object.freeze({
   clientRequests: 'payments.client.requests',
   clientRetries: 'payments.client.retries',
   httpClientRequestDuration: 'http.client.request.duration',
+  reconcileIntents: 'payments.reconcile.intents',
 });
 
 /** Name of the span event added to a client call span before each retry wait. */

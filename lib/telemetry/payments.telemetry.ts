@@ -5,6 +5,7 @@ import { PaymentsAttributes as A } from './payments-telemetry.names.js';
 import { startClientCallTelemetry } from './client-call.telemetry.js';
 import { NOOP_DELIVERY, startDeliveryTelemetry } from './delivery.telemetry.js';
 import { runHandlerSpan } from './handler.telemetry.js';
+import { sweepInSpan, type TelemetrySweep } from './reconcile.telemetry.js';
 import { enqueueInSpan, observeFailedJobs, processJobInSpan } from './queue-job.telemetry.js';
 import type {
   OtelApi,
@@ -149,6 +150,11 @@ export class PaymentsTelemetry {
    */
   observeFailedJobs(queueName: string, count: () => Promise<number>): () => void {
     return observeFailedJobs(this.#i, queueName, count);
+  }
+
+  /** Runs one reconciliation sweep in a `payments.reconcile.sweep` span, and counts its intents by result. */
+  reconcileSweep<R extends TelemetrySweep>(fn: () => Promise<R>): Promise<R> {
+    return sweepInSpan(this.#api, this.#i, fn);
   }
 
   /**

@@ -10,6 +10,7 @@ import {
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
+import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,
@@ -69,6 +70,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     @Inject(PAYMENT_EVENTS_DISPATCHER) private readonly dispatcher: PaymentEventsDispatch,
     @Inject(PAYMENTS_CLIENT) private readonly client: ReconcileClient,
     @Optional() @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime = systemSleepRuntime,
+    @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks ? webhooks.reconcile : undefined;
@@ -118,9 +120,11 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
    */
   sweep(): Promise<ReconcileSweepResult> {
     // One sweep at a time in this process: a second call shares the running one.
-    this.running ??= this.sweepOnce().finally(() => {
-      this.running = undefined;
-    });
+    this.running ??= this.telemetry
+      .reconcileSweep(() => this.sweepOnce())
+      .finally(() => {
+        this.running = undefined;
+      });
     return this.running;
   }
 
