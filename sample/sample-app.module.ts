@@ -77,6 +77,9 @@ export class SampleAppModule {
                 verifier: secrets.verifier,
                 // Recent deliveries and handler runs for the operator view (/admin).
                 deliveryListener: journal,
+                // An order whose webhook never comes is settled from a retrieve of its intent, through
+                // the same handlers, once (docs/reconciliation.md). First check a minute after creation.
+                reconcile: { afterSeconds: config.getOrThrow<number>('sample.reconcileAfterSeconds') },
                 // The embedded default: inline processing, in-memory idempotency store. With
                 // SAMPLE_QUEUE_REDIS_URL: BullMQ, whose failed set /admin shows and replays.
                 ...(queue === undefined

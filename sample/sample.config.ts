@@ -55,6 +55,8 @@ export interface SampleConfig {
   };
   /** Whether `npm run sample` started the local simulator for this app (`SAMPLE_EMBEDDED_SIMULATOR=true`): the page says so. */
   embeddedSimulator: boolean;
+  /** First reconciliation check of a new order's intent, in seconds (`SAMPLE_RECONCILE_AFTER_SECONDS`, default 60). */
+  reconcileAfterSeconds: number;
   /** Queued processing (BullMQ) when `SAMPLE_QUEUE_REDIS_URL` is set; else inline. */
   queue: { redisUrl: string; name: string; attempts: number } | undefined;
 }
@@ -171,6 +173,12 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
       'SHOP_ADMIN_TOKEN must be at least 16 characters (e.g. `openssl rand -hex 16`), or unset to disable /admin',
     );
   }
+  const reconcileAfterSeconds = Number(env['SAMPLE_RECONCILE_AFTER_SECONDS'] || 60);
+  if (!Number.isInteger(reconcileAfterSeconds) || reconcileAfterSeconds < 0 || reconcileAfterSeconds > 86_400) {
+    throw new SampleConfigError(
+      'SAMPLE_RECONCILE_AFTER_SECONDS must be a whole number of seconds from 0 to 86400 (default 60)',
+    );
+  }
   let queue: SampleConfig['queue'];
   const redisUrl = env['SAMPLE_QUEUE_REDIS_URL'] || undefined;
   if (redisUrl !== undefined) {
@@ -197,6 +205,7 @@ export function readSampleConfig(env: NodeJS.ProcessEnv): SampleConfig {
       allowInsecureHttp: env['PAYMENTS_ALLOW_INSECURE_HTTP'] === 'true',
     },
     webhooks: { secrets, scheme: readScheme(env) },
+    reconcileAfterSeconds,
     checkout: {
       formUrl: required(
         env,

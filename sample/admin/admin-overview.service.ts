@@ -12,7 +12,10 @@ import { OrdersRepository } from '../orders/orders.repository.js';
 export type AdminOrderView = Pick<
   Order,
   'id' | 'amount' | 'currency' | 'status' | 'action' | 'createdAt' | 'updatedAt'
->;
+> & {
+  /** Settled by the reconciler (`webhooks.reconcile`): its webhook never came. */
+  reconciled: boolean;
+};
 
 /** Everything `/admin` shows, from the module's public API (journal, queue) and the shop's orders. */
 export interface AdminOverview {
@@ -60,6 +63,8 @@ export class AdminOverviewService {
           currency: o.currency,
           status: o.status,
           ...(o.action === undefined ? {} : { action: o.action }),
+          // Settled by the reconciler (its webhook never came): the operator sees which orders.
+          reconciled: o.history.some((change) => change.cause.includes('(reconciled:')),
           createdAt: o.createdAt,
           updatedAt: o.updatedAt,
         })),

@@ -192,6 +192,8 @@ export function renderAdminPage(nonce: string): string {
       var st = el('td'); st.appendChild(pill(order.status, kindOf(order.status)));
       // 'requires_capture' -> 'needs capture'
       if (order.action) st.appendChild(el('span', ' needs ' + order.action.replace(/^requires_/, '').replace(/_/g, ' '), 'muted'));
+      // Settled by the reconciler: no webhook came for it.
+      if (order.reconciled) st.appendChild(el('span', ' reconciled', 'muted'));
       tr.appendChild(st);
       var td = el('td');
       if (order.status === 'pending') {

@@ -57,12 +57,7 @@ export class OrderPaymentEventsHandler {
       return;
     }
 
-    const paid = this.orders.transition(
-      order.id,
-      ['pending', 'failed'],
-      'paid',
-      `payment_intent.succeeded (event ${event.id})`,
-    );
+    const paid = this.orders.transition(order.id, ['pending', 'failed'], 'paid', causeOf(event, ctx));
     const current = paid ?? this.orders.findById(order.id);
     if (current?.status === 'paid') {
       // Also on a retry of this event after `fulfil` failed: the order is paid already, and the
@@ -127,4 +122,14 @@ export class OrderPaymentEventsHandler {
     }
     return order;
   }
+}
+
+/**
+ * What moved an order, for its history and the operator view: the event and its id, or, when no
+ * webhook came, the reconciler's retrieve of the intent (such an event has no id).
+ */
+export function causeOf(event: PaymentEvent, ctx: PaymentEventContext): string {
+  return ctx.source === 'reconciliation'
+    ? `${event.event} (reconciled: no webhook came, the intent was retrieved)`
+    : `${event.event} (event ${event.id})`;
 }

@@ -45,7 +45,8 @@ export async function startSampleStack(options: SampleStackOptions = {}): Promis
     ...options.simulator,
   });
   const port = await freePort();
-  const env = { ...simulatorEnv, PORT: String(port), ...options.env };
+  // Reconciliation checks no intent during a test unless the test asks (a sweep would add retrieves it counts).
+  const env = { ...simulatorEnv, PORT: String(port), SAMPLE_RECONCILE_AFTER_SECONDS: '86400', ...options.env };
   let builder = Test.createTestingModule({ imports: [SampleAppModule.forRoot({ env })] });
   if (options.configure) builder = options.configure(builder);
   let app: INestApplication | undefined;
