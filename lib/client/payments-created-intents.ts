@@ -8,12 +8,16 @@ export interface PaymentsCreateOptions {
   reconcile?: boolean;
 }
 
-/** Told of every intent created through the client (the reconciler listens). */
+/**
+ * Told of every intent created through the client (the reconciler listens). A promise it returns is
+ * awaited before `create` answers, so an intent the caller knows of is already watched (a crash right
+ * after the answer loses nothing).
+ */
 export type CreatedIntentListener = (
   kind: 'payment_intent' | 'setup_intent',
   intent: { id: string },
   options: PaymentsCreateOptions,
-) => void;
+) => unknown;
 
 /** The listeners of one client; a listener that throws never fails the create call. */
 export class CreatedIntentListeners {
@@ -24,10 +28,14 @@ export class CreatedIntentListeners {
     return () => this.#listeners.delete(listener);
   }
 
-  notify(kind: 'payment_intent' | 'setup_intent', intent: { id: string }, options: PaymentsCreateOptions): void {
+  async notify(
+    kind: 'payment_intent' | 'setup_intent',
+    intent: { id: string },
+    options: PaymentsCreateOptions,
+  ): Promise<void> {
     for (const listener of this.#listeners) {
       try {
-        listener(kind, intent, options);
+        await listener(kind, intent, options);
       } catch {
         // The intent exists: the merchant's order must go on; the listener logs its own failures.
       }

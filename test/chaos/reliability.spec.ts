@@ -9,6 +9,7 @@ import { describeRateLimitStorm } from './parts/rate-limit-storm.part.js';
 import { describeLeakAudit } from './parts/leak-audit.part.js';
 import { describeHardening } from './parts/hardening.part.js';
 import { describePostgresInboxChaos, inboxChaosEvents } from './parts/postgres-inbox.part.js';
+import { describeReconciliationChaos, reconcileChaosOrders } from './parts/reconciliation.part.js';
 
 /*
  * `npm run test:chaos`: hostile input, faults and load, in one spec file so that its parts run in this
@@ -30,6 +31,7 @@ for (const configuration of CHAOS_CONFIGURATIONS) describeSimulatorChaos(configu
 describeRateLimitStorm(CHAOS_PAYMENTS);
 describeHardening(Math.max(25, Math.floor(CHAOS_PAYMENTS / 40)));
 describePostgresInboxChaos(inboxChaosEvents(CHAOS_PAYMENTS));
+describeReconciliationChaos(reconcileChaosOrders(CHAOS_PAYMENTS));
 describeLeakAudit();
 
 describe('reliability table', () => {

@@ -28,7 +28,7 @@ export class PaymentIntentsResource {
       path: '/payment_intents',
       body,
     });
-    this.#created?.notify('payment_intent', intent, options);
+    await this.#created?.notify('payment_intent', intent, options);
     return intent;
   }
 

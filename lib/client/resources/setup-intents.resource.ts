@@ -21,7 +21,7 @@ export class SetupIntentsResource {
   async create(params: CreateSetupIntentParams = {}, options: PaymentsCreateOptions = {}): Promise<CreatedSetupIntent> {
     const body = assertParams(params, 'setupIntents.create');
     const intent = await this.#requester.request<CreatedSetupIntent>({ method: 'POST', path: '/setup_intents', body });
-    this.#created?.notify('setup_intent', intent, options);
+    await this.#created?.notify('setup_intent', intent, options);
     return intent;
   }
 

@@ -83,8 +83,9 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     if (!options) return;
     this.unsubscribe = this.client.onIntentCreated?.((kind, intent, created) => {
       const wanted = options.watch === 'all' ? created.reconcile !== false : created.reconcile === true;
-      if (!wanted) return;
-      this.watch(kind, intent.id).catch((error: unknown) =>
+      if (!wanted) return undefined;
+      // Awaited by create(): the intent is watched before its id reaches the caller.
+      return this.watch(kind, intent.id).catch((error: unknown) =>
         this.logger.warn(`Could not watch ${kind} ${intent.id} for reconciliation: ${describe(error)}`),
       );
     });

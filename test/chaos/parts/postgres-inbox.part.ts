@@ -47,7 +47,7 @@ interface Run {
 }
 
 /** A loopback round-robin proxy in front of the merchant processes: 502 when the chosen one dies mid-request, 503 when none is up. */
-function startProxy(targets: () => number[]): Promise<{ url: string; close(): Promise<void> }> {
+export function startProxy(targets: () => number[]): Promise<{ url: string; close(): Promise<void> }> {
   let next = 0;
   const server = http.createServer((req, res) => {
     const ports = targets();

@@ -12,6 +12,8 @@ export const PARTS = {
   hardening: 'hardening',
   inbox: 'pg inbox, 3 proc, SIGKILL',
   inboxRedis: 'redis store, 3 proc, SIGKILL',
+  reconcileInbox: 'reconcile, pg inbox, SIGKILL',
+  reconcileRedis: 'reconcile, redis, SIGKILL',
   audit: 'leak audit',
 } as const;
 

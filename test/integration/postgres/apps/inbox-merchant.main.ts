@@ -13,15 +13,19 @@
  *   TYPEORM_PACKAGE  'typeorm' (0.3, default) or 'typeorm-1' (1.x)
  *   POOL_MAX    size of the pool (default 10)
  *   NO_POOL_LISTENER  '1': the app attaches no pool 'error' listener of its own
+ *   RECONCILE   '1': webhooks.reconcile on (due at once, swept every second), POST /orders creates a
+ *               payment intent through PaymentsService, and the ledger keys rows by intent id
+ *   BASE_URL, API_KEY   the payment service (the simulator) for RECONCILE
  * Prints `listening <port>` once ready. Handler failures a test asks for: event metadata.fail = 'once'.
  */
 import 'reflect-metadata';
-import { Global, Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { Controller, Global, Injectable, Module, Post, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import pg from 'pg';
 import {
   OnPaymentEvent,
   PaymentsModule,
+  PaymentsService,
   PostgresIdempotencyStore,
   RedisIdempotencyStore,
   clsTransactionRunner,
@@ -42,6 +46,18 @@ const ORM = env('ORM', 'pg') as 'pg' | 'typeorm' | 'drizzle';
 const MODE = env('MODE', 'inbox') as 'inbox' | 'redis';
 const SECRET = env('SECRET');
 const PG_URL = env('PG_URL');
+const RECONCILE = process.env['RECONCILE'] === '1';
+
+/** RECONCILE: the shop's checkout, creating the intent through PaymentsService (so it is watched). */
+@Controller('orders')
+class OrdersController {
+  constructor(private readonly payments: PaymentsService) {}
+  @Post()
+  async create(): Promise<{ id: string; embed_token: unknown }> {
+    const intent = await this.payments.paymentIntents.create({ amount: 100 });
+    return { id: intent.id, embed_token: intent['embed_token'] };
+  }
+}
 
 /** Seeded kill points: the process SIGKILLs itself at the chosen moments of a delivery. */
 const killOdds = new Map(
@@ -114,7 +130,9 @@ class MerchantHandlers {
   }
 
   private async run(handler: string, event: PaymentEvent, ctx: PaymentEventContext): Promise<void> {
-    await this.ledger.insert(ctx, event.id, handler);
+    // RECONCILE: a reconciled event has no id; rows are keyed by the intent, which both paths name.
+    const key = RECONCILE ? String((event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id) : event.id;
+    await this.ledger.insert(ctx, key, handler);
     if (!sameTx(ctx)) throw new Error('the ORM write did not join the inbox transaction');
     maybeKill('in-handler');
     const fail = (event.metadata as Record<string, unknown> | null)?.['fail'];
@@ -239,9 +257,9 @@ async function main(): Promise<void> {
     imports: [
       ...cls.imports,
       PaymentsModule.forRoot({
-        apiKey: 'sk_test_inbox_merchant',
+        apiKey: env('API_KEY', 'sk_test_inbox_merchant'),
         environment: 'sandbox',
-        baseUrl: 'http://127.0.0.1:9',
+        baseUrl: env('BASE_URL', 'http://127.0.0.1:9'),
         allowInsecureHttp: true,
         webhooks: {
           verifier: standardWebhooksVerifier({ secrets: SECRET }),
@@ -250,10 +268,22 @@ async function main(): Promise<void> {
           ...(store ? { store } : {}),
           ...(MODE === 'inbox' ? { transactions: { runner: withKillPoints(runner) } } : {}),
           deliveryListener: { onDispatch: () => maybeKill('after-commit') },
+          ...(RECONCILE
+            ? {
+                reconcile: {
+                  afterSeconds: 1,
+                  everySeconds: 1,
+                  cadence: [{ untilAgeSeconds: 3600, everySeconds: 1 }],
+                  maxRetrievesPerSecond: 200,
+                  batchSize: 500,
+                },
+              }
+            : {}),
         },
       }),
     ],
     providers: [LedgerWriter, MerchantHandlers],
+    controllers: RECONCILE ? [OrdersController] : [],
   })
   class InboxMerchantModule {}
   const app = await NestFactory.create(InboxMerchantModule, { rawBody: true, logger: ['error', 'warn'] });
