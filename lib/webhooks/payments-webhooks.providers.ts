@@ -34,6 +34,7 @@ import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reco
 import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
 import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
+import { validateWebhooksOptions } from './payments-webhooks.validator.js';
 import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
 import { WebhookDeliveryChecks } from './http/webhook-delivery.checks.js';
 
@@ -83,13 +84,10 @@ export function checkWebhooksRoute(staticPath: string | false, raw: { webhooks?:
 }
 
 /** The store the options name, or a new `MemoryIdempotencyStore` that the instance owns (and closes). */
-export function createIdempotencyStore(
-  webhooks: ResolvedWebhooksOptions | false,
-  runtime: PaymentsRuntime,
-): IdempotencyStore {
-  if (webhooks && webhooks.store) return webhooks.store;
+export function createIdempotencyStore(webhooks: ResolvedWebhooksOptions, runtime: PaymentsRuntime): IdempotencyStore {
+  if (webhooks.store) return webhooks.store;
   return new MemoryIdempotencyStore({
-    retentionSeconds: webhooks ? webhooks.retentionSeconds : undefined,
+    retentionSeconds: webhooks.retentionSeconds,
     now: runtime,
   });
 }
@@ -105,6 +103,22 @@ export function intentWatchStoreFor(
   return new MemoryIntentWatchStore({ now: runtime });
 }
 
+/** Refuses every delivery: the verifier of a receiver whose factory turned webhooks off. */
+const REFUSE_ALL = Object.freeze({ verify: () => ({ valid: false as const, reason: 'webhooks_disabled' }) });
+
+/**
+ * The receiver options of a route whose factory returned `webhooks: false` (forRootAsync with a static
+ * route): the defaults, `disabled`, so that every delivery is answered 404.
+ */
+export function disabledReceiverOptions(path: string, instance: string): ResolvedWebhooksOptions {
+  const defaults = validateWebhooksOptions(
+    { path, verifier: REFUSE_ALL, allowMemoryStoreInProduction: true },
+    'sandbox',
+    instance,
+  ) as ResolvedWebhooksOptions;
+  return Object.freeze({ ...defaults, disabled: true as const });
+}
+
 /** Closes the idempotency store on shutdown if the instance created it (a store passed in options belongs to the app). */
 @Injectable()
 export class IdempotencyStoreCloser implements OnApplicationShutdown {
@@ -112,11 +126,11 @@ export class IdempotencyStoreCloser implements OnApplicationShutdown {
 
   constructor(
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions,
   ) {}
 
   async onApplicationShutdown(): Promise<void> {
-    if (this.webhooks && this.store === this.webhooks.store) return;
+    if (this.store === this.webhooks.store) return;
     try {
       await this.store.close?.();
     } catch (error) {
@@ -174,14 +188,19 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
         : {
             provide: PaymentEventsProcessor,
             useFactory: (
-              webhooks: ResolvedWebhooksOptions | false,
+              webhooks: ResolvedWebhooksOptions,
               inline: InlinePaymentEventsProcessor,
               queued: PaymentEventsQueueProcessor,
-            ) => (webhooks && webhooks.processing !== 'inline' ? queued : inline),
+            ) => (webhooks.processing !== 'inline' ? queued : inline),
             inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsQueueProcessor],
           };
   const providers: Provider[] = [
-    { provide: PAYMENTS_WEBHOOKS_OPTIONS, useFactory: spec.resolve, inject: spec.inject },
+    {
+      provide: PAYMENTS_WEBHOOKS_OPTIONS,
+      useFactory: (...dependencies: never[]): ResolvedWebhooksOptions =>
+        spec.resolve(...dependencies) || disabledReceiverOptions(spec.path, spec.name),
+      inject: spec.inject,
+    },
     {
       provide: IdempotencyStore,
       useFactory: createIdempotencyStore,
@@ -196,8 +215,8 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     PaymentsInbox,
     {
       provide: IntentWatchStore,
-      useFactory: (webhooks: ResolvedWebhooksOptions | false, store: IdempotencyStore, runtime: PaymentsRuntime) =>
-        webhooks && webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime) : undefined,
+      useFactory: (webhooks: ResolvedWebhooksOptions, store: IdempotencyStore, runtime: PaymentsRuntime) =>
+        webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime) : undefined,
       inject: [PAYMENTS_WEBHOOKS_OPTIONS, IdempotencyStore, PAYMENTS_RUNTIME],
     },
     PaymentsReconciler,

@@ -7,7 +7,7 @@ import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
  * lines unchanged), `PaymentsWebhooks:eu` for the instance 'eu', so that with several instances every
  * duplicate, rejected, handler and store line says whose route it was. Made once per provider.
  */
-export function webhooksLogger(webhooks: ResolvedWebhooksOptions | false | undefined): Logger {
-  const instance = webhooks ? webhooks.instance : undefined;
+export function webhooksLogger(webhooks: ResolvedWebhooksOptions | undefined): Logger {
+  const instance = webhooks?.instance;
   return new Logger(instance === undefined ? PAYMENTS_WEBHOOKS_LOGGER : `${PAYMENTS_WEBHOOKS_LOGGER}:${instance}`);
 }

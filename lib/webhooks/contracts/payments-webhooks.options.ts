@@ -84,4 +84,9 @@ export interface ResolvedWebhooksOptions {
   processing: 'inline' | { queue: ResolvedPaymentsQueueOptions };
   transactions: ResolvedPaymentsTransactionsOptions | undefined;
   reconcile: ResolvedPaymentsReconcileOptions | undefined;
+  /**
+   * Set only when a `forRootAsync` with a static route has a factory that returns `webhooks: false`:
+   * the route exists (Nest registered it before the factory ran) and answers every delivery 404.
+   */
+  disabled?: true;
 }

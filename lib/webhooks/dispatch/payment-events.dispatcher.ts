@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
-import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PAYMENTS_RUNTIME } from '../../core/payments.runtime.js';
 import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
@@ -58,7 +57,7 @@ export class PaymentEventsDispatcher {
   constructor(
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PAYMENTS_CLIENT) private readonly client: PaymentIntentsRetriever,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
@@ -66,13 +65,13 @@ export class PaymentEventsDispatcher {
     @Optional() @Inject(IntentWatchStore) private readonly watchList?: IntentWatchStore,
   ) {
     this.logger = webhooksLogger(webhooks);
-    this.leaseMs = (webhooks ? webhooks.claimTtlSeconds : 300) * 1000;
-    this.keyPrefix = webhooks ? webhooks.storeKeyPrefix : '';
-    this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
-    this.listener = webhooks ? webhooks.deliveryListener : undefined;
-    this.logDeliveries = webhooks ? webhooks.logDeliveries === true : false;
-    this.reconcile = webhooks ? webhooks.reconcile : undefined;
-    if (webhooks && typeof store.renew !== 'function') {
+    this.leaseMs = webhooks.claimTtlSeconds * 1000;
+    this.keyPrefix = webhooks.storeKeyPrefix;
+    this.retentionMs = webhooks.retentionSeconds * 1000;
+    this.listener = webhooks.deliveryListener;
+    this.logDeliveries = webhooks.logDeliveries === true;
+    this.reconcile = webhooks.reconcile;
+    if (typeof store.renew !== 'function') {
       this.logger.warn(
         `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
       );

@@ -70,7 +70,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
     constructor(
       @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
       @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
-      @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+      @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions,
       @Inject(WebhookDeliveryChecks) private readonly guard: WebhookDeliveryChecks,
       @Inject(WebhookRawBodyReader) private readonly bodyReader: WebhookRawBodyReader,
     ) {}
@@ -118,7 +118,7 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
       result: PaymentEventsProcessingResult,
     ): void {
       telemetry.end(result.outcome, result.status);
-      const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
+      const listener = this.webhooks.deliveryListener;
       if (listener) {
         const { event, receivedAt } = delivery;
         const record = {

@@ -63,7 +63,7 @@ export class WebhookDeliveryChecks implements CanActivate {
   );
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
     @Optional()
     @Inject(PaymentsTelemetry)
@@ -102,7 +102,7 @@ export class WebhookDeliveryChecks implements CanActivate {
     attachDeliveryTelemetry(request, delivery);
     const receivedAt = new Date(this.runtime.now());
     const webhooks = this.webhooks;
-    if (webhooks === false) {
+    if (webhooks.disabled) {
       // The route exists (static `webhooksPath`) but the options factory turned webhooks off.
       this.reject(404, 'webhooks_disabled', 'webhooks are disabled by the module options');
     }

@@ -26,14 +26,14 @@ export class WebhookExceptionFilter implements ExceptionFilter {
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
-    @Optional() @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks?: ResolvedWebhooksOptions | false,
+    @Optional() @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks?: ResolvedWebhooksOptions,
   ) {
     this.logger = webhooksLogger(webhooks);
   }
 
   /** Tells the opt-in `webhooks.deliveryListener` of a refused delivery: status and reason only. */
   private rejected(status: number, reason: string): void {
-    const listener = this.webhooks ? this.webhooks.deliveryListener : undefined;
+    const listener = this.webhooks?.deliveryListener;
     if (listener?.onRejection) {
       notifyDeliveryListener(listener, 'onRejection', { status, reason, at: new Date() }, this.logger);
     }

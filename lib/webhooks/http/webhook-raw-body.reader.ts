@@ -30,7 +30,7 @@ export class WebhookRawBodyReader {
   });
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
   ) {
     this.logger = webhooksLogger(webhooks);
@@ -43,7 +43,7 @@ export class WebhookRawBodyReader {
   needsReading(req: object): req is RawBodyRequest {
     const stream = req as Partial<RawBodyRequest>;
     return (
-      this.webhooks !== false &&
+      this.webhooks.disabled !== true &&
       !Buffer.isBuffer(stream.rawBody) &&
       typeof stream.on === 'function' &&
       stream.readableEnded === false &&

@@ -1,7 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 // Types only: bullmq is an optional peer, loaded with `await import('bullmq')` when queue mode is on.
 import type { Job, Queue } from 'bullmq';
-import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
@@ -55,12 +54,12 @@ export class PaymentEventsQueue implements OnModuleInit, OnApplicationShutdown {
   private stopObservingFailedJobs: () => void = () => undefined;
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Optional() @Inject(PAYMENTS_QUEUE_WORKER) private readonly worker?: Pick<PaymentEventsWorker, 'status'>,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
-    this.settings = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
-    this.retentionSeconds = webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS;
+    this.settings = webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
+    this.retentionSeconds = webhooks.retentionSeconds;
   }
 
   /** Whether queued processing is configured. */

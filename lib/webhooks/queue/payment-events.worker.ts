@@ -43,11 +43,11 @@ export class PaymentEventsWorker implements OnApplicationBootstrap, BeforeApplic
   private starting: Promise<void> | undefined;
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENT_EVENTS_DISPATCHER) private readonly dispatcher: PaymentEventsDispatch,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
-    const queue = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
+    const queue = webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
     this.settings = queue && queue.worker ? queue : undefined;
   }
 

@@ -65,7 +65,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   private running: Promise<ReconcileSweepResult> | undefined;
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(IntentWatchStore) private readonly store: IntentWatchStore,
     @Inject(PAYMENT_EVENTS_DISPATCHER) private readonly dispatcher: PaymentEventsDispatch,
     @Inject(PAYMENTS_CLIENT) private readonly client: ReconcileClient,
@@ -73,8 +73,8 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
   ) {
     this.logger = webhooksLogger(webhooks);
-    this.options = webhooks ? webhooks.reconcile : undefined;
-    this.listener = webhooks ? webhooks.deliveryListener : undefined;
+    this.options = webhooks.reconcile;
+    this.listener = webhooks.deliveryListener;
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */

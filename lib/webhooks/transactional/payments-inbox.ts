@@ -1,6 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
-import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
@@ -78,14 +77,14 @@ export class PaymentsInbox implements OnModuleInit {
   private cleanup: Promise<unknown> | undefined;
 
   constructor(
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions | false,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventHandlers,
   ) {
     this.logger = webhooksLogger(webhooks);
-    this.options = webhooks ? webhooks.transactions : undefined;
-    this.retentionMs = (webhooks ? webhooks.retentionSeconds : DEFAULT_RETENTION_SECONDS) * 1000;
+    this.options = webhooks.transactions;
+    this.retentionMs = webhooks.retentionSeconds * 1000;
     const table = quotePostgresTable(
       this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE,
       'webhooks.transactions.table',

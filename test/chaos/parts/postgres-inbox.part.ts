@@ -5,13 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PaymentsSimulator, createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 import { createRedis, deleteKeys, quitAll } from '../../integration/redis-test.util.js';
 import { createTestDatabase, type TestDatabase } from '../../integration/postgres/postgres-test.util.js';
-import {
-  buildInboxApps,
-  startMerchant,
-  stopMerchant,
-  type InboxAppsBuild,
-  type MerchantProcess,
-} from '../../integration/postgres/support/inbox-apps.js';
+import { buildInboxApps, stopMerchant, type InboxAppsBuild } from '../../integration/postgres/support/inbox-apps.js';
+import { MerchantFleet } from '../support/merchant-fleet.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';
 import { PARTS, progress, report } from '../support/chaos.context.js';
 import { SeededRandom } from '../support/seeded-random.js';
@@ -109,12 +104,8 @@ async function runMerchants(
     'CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)',
   );
 
-  const procs: (MerchantProcess | undefined)[] = Array.from({ length: PROCESSES }, () => undefined);
-  const proxy = await startProxy(() =>
-    procs
-      .filter((p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null)
-      .map((p) => p.port),
-  );
+  const current: { fleet?: MerchantFleet } = {};
+  const proxy = await startProxy(() => current.fleet?.live().map((p) => p.port) ?? []);
   const sim = new PaymentsSimulator({
     apiKeys: ['sk_test_chaos_inbox'],
     retrySchedule: RETRY_SCHEDULE,
@@ -136,47 +127,11 @@ async function runMerchants(
     REDIS_URL,
     REDIS_PREFIX: `chaos:inbox:${randomUUID().slice(0, 8)}:`,
   };
-  let stopping = false;
-  let kills = 0;
-  let timerKills = 0;
-  const restarts: Promise<void>[] = [];
-  // Seeds are spread (xorshift's first outputs from small, close seeds are tiny and alike).
-  const spawnOne = async (i: number): Promise<void> => {
-    for (let tries = 0; tries < 5 && !stopping; tries++) {
-      try {
-        const proc = await startMerchant(build.main, { ...env, SEED: String(random.int(1, 0x7fff_ffff)) });
-        procs[i] = proc;
-        void proc.exited.then(() => {
-          if (stopping) return;
-          kills += 1;
-          restarts.push(spawnOne(i));
-        });
-        return;
-      } catch (error) {
-        progress(`${mode}: merchant ${i} failed to start (${tries + 1}/5): ${String(error).slice(0, 300)}`);
-      }
-    }
-  };
-  await Promise.all(procs.map((_, i) => spawnOne(i)));
-
+  const fleet = new MerchantFleet(build.main, env, random, mode, PROCESSES);
+  current.fleet = fleet;
+  await fleet.start();
   // Random SIGKILLs from outside, while events are being emitted.
-  let killTimer: NodeJS.Timeout | undefined;
-  const scheduleKill = (): void => {
-    killTimer = setTimeout(
-      () => {
-        const live = procs.filter(
-          (p): p is MerchantProcess => p !== undefined && p.child.exitCode === null && p.child.signalCode === null,
-        );
-        if (live.length === PROCESSES) {
-          live[random.int(0, live.length - 1)]!.child.kill('SIGKILL');
-          timerKills += 1;
-        }
-        scheduleKill();
-      },
-      random.int(1_500, 3_000),
-    );
-  };
-  scheduleKill();
+  fleet.startKilling();
 
   let copies = 0;
   let forgedSent = 0;
@@ -216,11 +171,9 @@ async function runMerchants(
     sim.controls.duplicateDeliveries(1).outOfOrder(false);
     await sim.waitForIdle({ timeoutMs: 120_000 });
   } finally {
-    clearTimeout(killTimer);
-    stopping = true;
+    await fleet.stop();
     await Promise.all(forged);
-    await Promise.all(restarts);
-    await Promise.all(procs.map((p) => stopMerchant(p)));
+    await Promise.all(fleet.procs.map((p) => stopMerchant(p)));
     await proxy.close();
     await sim.stop();
     if (mode === 'redis') {
@@ -257,8 +210,8 @@ async function runMerchants(
     copies,
     answers409: attempts.filter((a) => a.status_code === 409).length,
     noAnswer: attempts.filter((a) => a.status_code === null || a.status_code === 502 || a.status_code === 503).length,
-    kills,
-    timerKills,
+    kills: fleet.kills,
+    timerKills: fleet.timerKills,
     forgedSent,
     lost,
     extraRows,

@@ -1,17 +1,10 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import {
-  OnPaymentEvent,
-  PaymentsModule,
-  PaymentsService,
-  type PaymentEvent,
-  type PaymentEventContext,
-  type WebhookVerifier,
-} from '../../../lib/index.js';
-import { PaymentsSimulator } from '../../../lib/testing/index.js';
-import { PaymentsReconciler } from '../../../lib/webhooks/reconcile/payments-reconciler.js';
+import { Injectable } from '@nestjs/common';
+import { OnPaymentEvent, type PaymentEvent, type PaymentEventContext } from '../../../lib/index.js';
+import type { PaymentsSimulator } from '../../../lib/testing/index.js';
+import type { PaymentsReconciler } from '../../../lib/webhooks/index.js';
+import { startReconcileShop, type ReconcileShop } from '../../fixtures/reconcile/reconcile-shop.fixture.js';
 
 /*
  * When webhooks don't come (issue 24), against the simulator: the service drops a share of deliveries
@@ -19,13 +12,6 @@ import { PaymentsReconciler } from '../../../lib/webhooks/reconcile/payments-rec
  * terminal state no webhook delivered. Every paid order is fulfilled exactly once, whichever path comes
  * first, and a cancelled one never.
  */
-class DeferredVerifier implements WebhookVerifier {
-  inner: WebhookVerifier | undefined;
-  verify(input: Parameters<WebhookVerifier['verify']>[0]) {
-    return this.inner ? this.inner.verify(input) : { valid: false as const, reason: 'not_ready' };
-  }
-}
-
 @Injectable()
 class Shop {
   readonly fulfilled: Array<{ intent: string; source: PaymentEventContext['source'] }> = [];
@@ -43,57 +29,19 @@ class Shop {
 }
 
 describe('reconciliation against the simulator', () => {
-  const sim = new PaymentsSimulator({ apiKeys: ['sk_test_reconcile'], retrySchedule: [20] });
-  const verifier = new DeferredVerifier();
-  let app: INestApplication;
+  let reconcileShop: ReconcileShop;
+  let sim: PaymentsSimulator;
   let reconciler: PaymentsReconciler;
   let shop: Shop;
-
-  const order = async (outcome: 'succeeded' | 'cancelled'): Promise<string> => {
-    const intent = await app.get(PaymentsService).paymentIntents.create({ amount: 1500 });
-    const res = await fetch(`${sim.baseUrl}/embed/confirm`, {
-      method: 'POST',
-      headers: { authorization: `Embed ${String(intent['embed_token'])}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ outcome }),
-    });
-    expect(res.status).toBe(200);
-    return intent.id;
-  };
+  const order = (outcome: 'succeeded' | 'cancelled'): Promise<string> => reconcileShop.order(outcome);
 
   beforeAll(async () => {
-    const baseUrl = await sim.start();
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsModule.forRoot({
-          apiKey: 'sk_test_reconcile',
-          environment: 'sandbox',
-          baseUrl,
-          allowInsecureHttp: true,
-          webhooks: {
-            verifier,
-            // Due at once, checked again at once: the test sweeps by hand (no waiting on a timer).
-            reconcile: {
-              afterSeconds: 0,
-              cadence: [{ untilAgeSeconds: 3600, everySeconds: 1 }],
-              maxRetrievesPerSecond: 100,
-            },
-          },
-        }),
-      ],
-      providers: [Shop],
-    }).compile();
-    app = moduleRef.createNestApplication({ rawBody: true, logger: false });
-    await app.listen(0, '127.0.0.1');
-    const endpoint = await app
-      .get(PaymentsService)
-      .webhookEndpoints.create({ url: `${await app.getUrl()}/payments/webhooks` });
-    verifier.inner = sim.verifierFor(endpoint.secret);
-    reconciler = app.get(PaymentsReconciler);
-    shop = app.get(Shop);
+    reconcileShop = await startReconcileShop([Shop]);
+    ({ sim, reconciler } = reconcileShop);
+    shop = reconcileShop.app.get(Shop);
   });
   afterAll(async () => {
-    await app?.close();
-    await sim.stop();
+    await reconcileShop?.close();
   });
 
   it('a paid order whose webhook was dropped for good is fulfilled once by the reconciler', async () => {

@@ -1,3 +1,4 @@
+import type { ResolvedWebhooksOptions } from '../../../../lib/webhooks/contracts/payments-webhooks.options.js';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -68,7 +69,7 @@ describe('PaymentEventsQueue on real Redis', () => {
       backoff: { type: 'fixed', delay: 10 },
       ...options,
       name,
-    }).webhooks;
+    }).webhooks as ResolvedWebhooksOptions;
     const worker = new PaymentEventsWorker(webhooks, dispatcher);
     const queue = new PaymentEventsQueue(webhooks, worker);
     // Shutdown order as in Nest: the worker stops (beforeApplicationShutdown) before the producer closes.
@@ -319,7 +320,7 @@ describe('PaymentEventsQueue on real Redis', () => {
         environment: 'sandbox',
         baseUrl: 'https://sandbox.example.test',
         webhooks: { verifier },
-      }).webhooks,
+      }).webhooks as ResolvedWebhooksOptions,
     );
     await inline.onModuleInit();
     expect(inline.enabled).toBe(false);

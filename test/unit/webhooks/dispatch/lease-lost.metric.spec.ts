@@ -37,7 +37,14 @@ describe('lease renewal metrics (OpenTelemetry SDK installed)', () => {
   const runSlowHandlerOver = async (store: ScriptedRenewStore, renewals: number): Promise<void> => {
     const registry = new PaymentEventsRegistry();
     const options = validatePaymentsOptions(fixtureOptions({ claimTtlSeconds: 1 }));
-    const dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents, telemetry);
+    const dispatcher = new PaymentEventsDispatcher(
+      registry,
+      store,
+      options.webhooks as Exclude<typeof options.webhooks, false>,
+      runtime,
+      noIntents,
+      telemetry,
+    );
     const gate = deferred();
     registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
     const dispatched = dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt: new Date() });

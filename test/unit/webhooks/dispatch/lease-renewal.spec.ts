@@ -31,7 +31,14 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   const dispatcherOver = (store: IdempotencyStore): PaymentEventsDispatcher => {
     const options = validatePaymentsOptions(fixtureOptions({ claimTtlSeconds: TTL_SECONDS }));
-    return new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents, telemetry);
+    return new PaymentEventsDispatcher(
+      registry,
+      store,
+      options.webhooks as Exclude<typeof options.webhooks, false>,
+      runtime,
+      noIntents,
+      telemetry,
+    );
   };
 
   beforeEach(() => {

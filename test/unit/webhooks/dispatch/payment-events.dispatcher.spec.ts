@@ -66,7 +66,13 @@ describe('PaymentEventsDispatcher', () => {
     registry = new PaymentEventsRegistry();
     store = new FlakyStore();
     const options = validatePaymentsOptions(fixtureOptions({ claimTtlSeconds: 42, retentionSeconds: 7 }));
-    dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents);
+    dispatcher = new PaymentEventsDispatcher(
+      registry,
+      store,
+      options.webhooks as Exclude<typeof options.webhooks, false>,
+      runtime,
+      noIntents,
+    );
   });
 
   it('claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds', async () => {
@@ -228,7 +234,13 @@ describe('PaymentEventsDispatcher over the in-memory store (the receiver fast pa
     registry = new PaymentEventsRegistry();
     store = new MemoryIdempotencyStore({ maxEntries: 2 });
     const options = validatePaymentsOptions(fixtureOptions({}));
-    dispatcher = new PaymentEventsDispatcher(registry, store, options.webhooks, runtime, noIntents);
+    dispatcher = new PaymentEventsDispatcher(
+      registry,
+      store,
+      options.webhooks as Exclude<typeof options.webhooks, false>,
+      runtime,
+      noIntents,
+    );
   });
   const handler = (id: string, invoke: Invoke) =>
     registry.register({ id, patterns: ['payment_intent.succeeded'], invoke });

@@ -39,7 +39,7 @@ describe('log policy of the receiver (per delivery)', () => {
     return new PaymentEventsDispatcher(
       registry,
       new MemoryIdempotencyStore({ now: runtime }),
-      options.webhooks,
+      options.webhooks as Exclude<typeof options.webhooks, false>,
       runtime,
       noIntents,
     );

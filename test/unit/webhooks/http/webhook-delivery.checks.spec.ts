@@ -18,7 +18,7 @@ const runtime: PaymentsRuntime = { now: () => 1_700_000_000_000, sleep: async ()
 
 function guardWith(verifier?: WebhookVerifier): WebhookDeliveryChecks {
   const options = validatePaymentsOptions(fixtureOptions(verifier ? { verifier } : {}));
-  return new WebhookDeliveryChecks(options.webhooks, runtime);
+  return new WebhookDeliveryChecks(options.webhooks as Exclude<typeof options.webhooks, false>, runtime);
 }
 
 function contextOf(request: object): ExecutionContext {
