@@ -144,6 +144,26 @@ describe('PaymentsReconciler', () => {
     expect(records).toEqual([expect.objectContaining({ intentId: id, state: 'succeeded', outcome: 'reconciled' })]);
   });
 
+  it('a setup intent whose webhook never came: the setup_intent.succeeded handlers run once', async () => {
+    const saved: string[] = [];
+    registry.register({
+      id: 'Wallet.saved',
+      patterns: ['setup_intent.succeeded'],
+      invoke: (event, ctx) => {
+        saved.push(`${(event.data as { setup_intent: { id: string } }).setup_intent.id}:${ctx.source}`);
+      },
+    });
+    const reconciler = reconcilerOn();
+    const id = randomUUID();
+    await reconciler.watch('setup_intent', id);
+    service.states.set(id, 'succeeded');
+    clock.ms += MINUTE;
+    expect(await reconciler.sweep()).toMatchObject({ reconciled: 1 });
+    expect(await reconciler.sweep()).toMatchObject({ checked: 0 });
+    expect(saved).toEqual([`${id}:reconciliation`]);
+    expect(runs).toEqual([]); // the payment handlers are bound to another event
+  });
+
   it('the webhook that comes after the reconciler acted is a duplicate: nothing runs again', async () => {
     const reconciler = reconcilerOn();
     const id = randomUUID();
