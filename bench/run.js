@@ -405,6 +405,9 @@ const ratios = {
   fastifyVsPeer: ratio(rps('ours-fastify'), rps('peer-golevelup-stripe')),
   expressVsPeer: ratio(rps('ours-express'), rps('peer-golevelup-stripe')),
   baselineFastifyVsExpress: ratio(rps('baseline-fastify'), rps('baseline-express')),
+  // The physical limits (issue 22): ours over a plain route doing the same work, no Nest.
+  fastifyVsPlainFastify: ratio(rps('ours-fastify'), rps('plain-fastify')),
+  expressVsPlainNode: ratio(rps('ours-express'), rps('plain-node')),
 };
 if (beforeScenarios.length) {
   Object.assign(ratios, {
@@ -424,6 +427,8 @@ const cpuPerRequest = {
   expressDefaultLogsVsBaseline: ratio(cpu('ours-express-default-logs'), cpu('baseline-express')),
   fastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs'), cpu('baseline-fastify')),
   redisVsMemory: ratio(cpu('ours-express-redis'), cpu('ours-express')),
+  fastifyVsPlainFastify: ratio(cpu('ours-fastify'), cpu('plain-fastify')),
+  expressVsPlainNode: ratio(cpu('ours-express'), cpu('plain-node')),
   peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
 };
 if (beforeScenarios.length) {

@@ -10,6 +10,24 @@ const bench = new URL('..', import.meta.url).pathname;
  */
 export const SCENARIOS = [
   {
+    id: 'plain-node',
+    title: 'the node:http limit: a plain request handler (HMAC, JSON.parse, Map dedupe), no Nest',
+    file: `${bench}scenarios/plain.server.js`,
+    options: { kind: 'node' },
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    runsHandler: true,
+  },
+  {
+    id: 'plain-fastify',
+    title: 'the Fastify limit: a plain Fastify route (HMAC, JSON.parse, Map dedupe), no Nest',
+    file: `${bench}scenarios/plain.server.js`,
+    options: { kind: 'fastify' },
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    runsHandler: true,
+  },
+  {
     id: 'baseline-express',
     title: 'bare Nest route, Express (HMAC by hand + JSON.parse)',
     file: `${bench}scenarios/baseline.server.js`,
