@@ -3,7 +3,6 @@ import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 import {
-  postgresIndexName,
   preparedStatementName,
   postgresSchemaReadySql,
   quotePostgresTable,
@@ -14,14 +13,18 @@ import {
   type PreparedQueryable,
 } from '../../postgres/postgres-sql.util.js';
 import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
-import { postgresIdempotencySql } from './postgres-idempotency.sql.js';
+import {
+  DEFAULT_POSTGRES_IDEMPOTENCY_TABLE,
+  postgresIdempotencySql,
+  postgresIdempotencyStoreSchema,
+} from './postgres-idempotency.sql.js';
+import { postgresIdempotencyBatches } from './postgres-idempotency.batches.js';
 import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
 
-/** Default table of `PostgresIdempotencyStore`. */
-export const DEFAULT_POSTGRES_IDEMPOTENCY_TABLE = 'payments_idempotency';
+export { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE, postgresIdempotencyStoreSchema } from './postgres-idempotency.sql.js';
 
 /** The statements a delivery runs (the ones sent prepared). */
-type PerDeliveryStatement = 'claim' | 'state' | 'complete' | 'release' | 'renew';
+type PerDeliveryStatement = 'claim' | 'claimMany' | 'state' | 'complete' | 'completeMany' | 'release' | 'renew';
 
 /** Options of `PostgresIdempotencyStore`. */
 export interface PostgresIdempotencyStoreOptions {
@@ -57,29 +60,12 @@ export interface PostgresIdempotencyStoreOptions {
    * pooling mode older than 1.21 (or without `max_prepared_statements`).
    */
   preparedStatements?: boolean;
-}
-
-/**
- * The SQL that creates the table of `PostgresIdempotencyStore` (idempotent: `IF NOT EXISTS`). Run it
- * from your migrations and pass `createTable: false`, or let the store run it on first use.
- *
- * Columns: `key` (`${eventId}:${handlerId}`), `owner` (token of the latest claim; null once released
- * or done), `lease_until` (end of the running claim's lease), `attempt` (claims granted), `done`,
- * `expires_at` (the row counts as absent after it; an index on it serves the clean-up).
- *
- * @example await pool.query(postgresIdempotencyStoreSchema('payments_idempotency'))
- */
-export function postgresIdempotencyStoreSchema(table: string = DEFAULT_POSTGRES_IDEMPOTENCY_TABLE): string {
-  const quoted = quotePostgresTable(table, 'PostgresIdempotencyStore table');
-  return `CREATE TABLE IF NOT EXISTS ${quoted} (
-  key text PRIMARY KEY,
-  owner uuid,
-  lease_until timestamptz,
-  attempt integer NOT NULL,
-  done boolean NOT NULL DEFAULT false,
-  expires_at timestamptz NOT NULL
-);
-CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${quoted} (expires_at);`;
+  /**
+   * Group the claims (and the completions) made in the same turn of the event loop into one statement
+   * over arrays: under load one round trip serves several deliveries. Default true; false sends one
+   * statement per call. Semantics are the same either way (a lone call goes as the one-row statement).
+   */
+  batchStatements?: boolean;
 }
 
 /**
@@ -115,6 +101,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #schemaSql: string | undefined;
   readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
+  readonly #batches: ReturnType<typeof postgresIdempotencyBatches> | undefined;
   #claimsSinceCleanup = 0;
   #cleanup: Promise<unknown> | undefined;
 
@@ -141,13 +128,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.#schemaReady = postgresSchemaReadySql(table, '_expires_at_idx');
     const t = this.table;
     this.#sql = postgresIdempotencySql(t);
-    if (options.preparedStatements !== undefined && typeof options.preparedStatements !== 'boolean') {
-      throw new PaymentsConfigurationError(
-        'PostgresIdempotencyStore preparedStatements',
-        'must be true or false',
+    for (const [option, fix] of [
+      [
+        'preparedStatements',
         'omit it (true: named prepared statements), or pass false for a pool that takes only (text, values)',
-      );
+      ],
+      ['batchStatements', 'omit it (true: the calls of one event-loop turn share a statement), or pass false'],
+    ] as const) {
+      if (options[option] !== undefined && typeof options[option] !== 'boolean') {
+        throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be true or false', fix);
+      }
     }
+    this.#batches =
+      options.batchStatements === false
+        ? undefined
+        : postgresIdempotencyBatches((part, values) => this.run(part, values));
     // Named after the text (table included), so two stores on two tables never share a name on a connection.
     const name = (part: PerDeliveryStatement): string =>
       preparedStatementName(`payments_idem_${part}`, this.#sql[part]);
@@ -156,8 +151,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         ? undefined
         : {
             claim: name('claim'),
+            claimMany: name('claimMany'),
             state: name('state'),
             complete: name('complete'),
+            completeMany: name('completeMany'),
             release: name('release'),
             renew: name('renew'),
           };
@@ -178,10 +175,13 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     await this.ensureSchema();
     const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
     const token = randomUUID();
-    const claimed = await this.run('claim', [key, token, lease, Math.max(this.#attemptsTtlMs, lease)]);
+    const ttlMs = Math.max(this.#attemptsTtlMs, lease);
+    const attempt =
+      this.#batches === undefined
+        ? await this.run('claim', [key, token, lease, ttlMs]).then(({ rows }) => rows[0]?.['attempt'])
+        : await this.#batches.claims.add({ key, token, leaseMs: lease, ttlMs });
     this.maybeCleanUp();
-    const row = claimed.rows[0];
-    if (row !== undefined) return { status: 'claimed', token, attempt: Number(row['attempt']) };
+    if (attempt !== undefined) return { status: 'claimed', token, attempt: Number(attempt) };
     // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
     // only visible to a new statement, hence this second one.)
     const state = await this.run('state', [key]);
@@ -195,7 +195,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
     await this.ensureSchema();
-    await this.run('complete', [key, token, wholeMs(retentionMs, 'PostgresIdempotencyStore')]);
+    const retention = wholeMs(retentionMs, 'PostgresIdempotencyStore');
+    if (this.#batches === undefined) await this.run('complete', [key, token, retention]);
+    else await this.#batches.completes.add({ key, token, retentionMs: retention });
   }
 
   async release(key: string, token: string): Promise<void> {

@@ -43,6 +43,27 @@ describe('PostgresIdempotencyStore contract (real PostgreSQL)', () => {
   );
 });
 
+// The same contract with one statement per call (batchStatements: false).
+describe('PostgresIdempotencyStore contract, one statement per call (real PostgreSQL)', () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase('store_contract_single');
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+  describeIdempotencyStore(
+    'PostgresIdempotencyStore { batchStatements: false }',
+    () => new PostgresIdempotencyStore(db.pool, { table: 'idem_contract', batchStatements: false }),
+    {
+      forget: async (_store, key) => {
+        await db.pool.query('DELETE FROM idem_contract WHERE key = $1', [key]);
+      },
+      teardown: (store) => store.close(),
+    },
+  );
+});
+
 describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
   let db: TestDatabase;
   let store: PostgresIdempotencyStore;
@@ -264,5 +285,98 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     expect(
       () => new PostgresIdempotencyStore(db.pool, { table, preparedStatements: 'yes' as unknown as boolean }),
     ).toThrow(/PostgresIdempotencyStore preparedStatements/);
+  });
+
+  /** A pool whose clients record the text of every statement they send. */
+  const recordingPool = (): { pool: pg.Pool; sent: string[] } => {
+    const pool = db.newPool();
+    const sent: string[] = [];
+    pool.on('connect', (client) => {
+      const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+      (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+        config: unknown,
+        ...rest: unknown[]
+      ) => {
+        sent.push(typeof config === 'string' ? config : (config as { text: string }).text);
+        return query(config, ...rest);
+      };
+    });
+    return { pool, sent };
+  };
+  const kinds = (sent: string[]): string[] =>
+    sent.map((text) => (text.includes('unnest(') ? 'many:' : 'one:') + text.split(/\s+/)[0]);
+
+  it('sends the claims and the completions of one event-loop turn as one statement each', async () => {
+    const { pool, sent } = recordingPool();
+    const batched = new PostgresIdempotencyStore(pool, { table });
+    await batched.claim('warm-up:h', LONG_LEASE_MS); // creates the table
+    sent.length = 0;
+    const keys = Array.from({ length: 20 }, (_, i) => `evt-${i}:h`);
+    const claims = await Promise.all(keys.map((key) => batched.claim(key, LONG_LEASE_MS)));
+    expect(claims.map((c) => (c.status === 'claimed' ? c.attempt : c.status))).toEqual(keys.map(() => 1));
+    expect(kinds(sent)).toEqual(['many:INSERT']);
+    sent.length = 0;
+    await Promise.all(
+      claims.map((claim, i) =>
+        claim.status === 'claimed' ? batched.complete(keys[i]!, claim.token, RETENTION_MS) : undefined,
+      ),
+    );
+    expect(kinds(sent)).toEqual(['many:UPDATE']);
+    const done = await db.pool.query(`SELECT count(*)::int AS n FROM ${table} WHERE done AND key LIKE 'evt-%'`);
+    expect(done.rows[0]!['n']).toBe(20);
+    // Every later claim, batched again, reads done.
+    expect((await Promise.all(keys.map((key) => batched.claim(key, LONG_LEASE_MS)))).map((c) => c.status)).toEqual(
+      keys.map(() => 'done'),
+    );
+  });
+
+  it('[W4] grants one claim when one turn asks for the same key twice (the repeat goes in a later statement)', async () => {
+    const { pool, sent } = recordingPool();
+    const batched = new PostgresIdempotencyStore(pool, { table });
+    await batched.claim('warm-up:h', LONG_LEASE_MS);
+    sent.length = 0;
+    const claims = await Promise.all(
+      ['evt-a:h', 'evt-b:h', 'evt-a:h', 'evt-a:h'].map((key) => batched.claim(key, LONG_LEASE_MS)),
+    );
+    expect(claims.map((c) => c.status)).toEqual(['claimed', 'claimed', 'busy', 'busy']);
+    expect(kinds(sent)[0]).toBe('many:INSERT');
+  });
+
+  it('completes only the calls whose token owns the lease, within one batch', async () => {
+    const batched = new PostgresIdempotencyStore(db.pool, { table });
+    const [first, second] = await Promise.all([
+      batched.claim('evt-1:h', LONG_LEASE_MS),
+      batched.claim('evt-2:h', LONG_LEASE_MS),
+    ]);
+    if (first?.status !== 'claimed' || second?.status !== 'claimed') throw new Error('expected two claims');
+    await Promise.all([
+      batched.complete('evt-1:h', first.token, RETENTION_MS),
+      batched.complete('evt-2:h', '00000000-0000-4000-8000-000000000000', RETENTION_MS),
+    ]);
+    expect(await row('evt-1:h')).toMatchObject({ done: true });
+    expect(await row('evt-2:h')).toMatchObject({ done: false, owner: second.token, leased: true });
+  });
+
+  it('rejects every call of a batch when its statement fails (the receiver answers 503 to each)', async () => {
+    const batched = new PostgresIdempotencyStore(createUnreachablePool(await deadPort()), {
+      table,
+      createTable: false,
+    });
+    const results = await Promise.allSettled(
+      ['evt-1:h', 'evt-2:h', 'evt-3:h'].map((key) => batched.claim(key, LONG_LEASE_MS)),
+    );
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  });
+
+  it('sends one statement per call with batchStatements: false, and refuses a value that is not a boolean', async () => {
+    const { pool, sent } = recordingPool();
+    const single = new PostgresIdempotencyStore(pool, { table, batchStatements: false });
+    await single.claim('warm-up:h', LONG_LEASE_MS);
+    sent.length = 0;
+    await Promise.all(['evt-1:h', 'evt-2:h', 'evt-3:h'].map((key) => single.claim(key, LONG_LEASE_MS)));
+    expect(kinds(sent)).toEqual(['one:INSERT', 'one:INSERT', 'one:INSERT']);
+    expect(() => new PostgresIdempotencyStore(db.pool, { table, batchStatements: 1 as unknown as boolean })).toThrow(
+      /PostgresIdempotencyStore batchStatements/,
+    );
   });
 });
