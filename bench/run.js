@@ -25,6 +25,8 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
 import { loadRun } from './lib/load-run.js';
+import { startCpuAccount } from './lib/engine-cpu.js';
+import { renderDurablePaths, renderGrowth, renderKeys, renderScale } from './lib/results-report-issue22.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
@@ -202,7 +204,10 @@ async function runScenario(scenario) {
     const warm = await runLoad({ ...load, durationS: config.warmupS });
     await child.mark();
     const clientCpu = process.cpuUsage();
+    const cpuAccount = startCpuAccount();
+    const loadStarted = performance.now();
     const measured = await runLoad({ ...load, durationS: config.durationS });
+    const cpu = cpuAccount.stop(performance.now() - loadStarted);
     const clientCpuMs =
       measured.clientCpuMs ??
       (() => {
@@ -232,6 +237,13 @@ async function runScenario(scenario) {
       serverCores: server.cpuMs / server.wallMs,
       serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
+      // Where the rest of the machine went: PostgreSQL backends and redis-server, and every core's busy time.
+      engineCores: cpu.engineCores,
+      engineCpuUsPerRequest:
+        measured.requests > 0 && cpu.engineCpuMs !== undefined
+          ? (cpu.engineCpuMs * 1000) / measured.requests
+          : undefined,
+      machineBusyCores: cpu.machineBusyCores,
       serverHeapMB: server.heapUsedMB,
       signedOnTheFly: pool.signedOnTheFly,
       repeatedIds: pool.repeated,
@@ -263,7 +275,11 @@ for (let r = 0; r < config.rounds; r++) {
       log(
         `  round ${r + 1}  ${scenario.id.padEnd(24)} ${result.rps.toFixed(0).padStart(6)} req/s  p50 ${result.p50.toFixed(2)} ms  ` +
           `p99 ${result.p99.toFixed(2)} ms  non-2xx ${result.non2xx}  server ${result.serverCores.toFixed(2)} cores, ${result.serverCpuUsPerRequest?.toFixed(0)} µs CPU/req` +
-          (result.sqlPerDelivery != null ? `  ${result.sqlPerDelivery} SQL/delivery` : ''),
+          (result.sqlPerDelivery != null ? `  ${result.sqlPerDelivery} SQL/delivery` : '') +
+          (result.engineCores > 0.05
+            ? `  engines ${result.engineCores.toFixed(2)} cores, ${result.engineCpuUsPerRequest?.toFixed(0)} µs/req`
+            : '') +
+          (result.machineBusyCores !== undefined ? `  machine ${result.machineBusyCores.toFixed(2)} cores busy` : ''),
       );
     }
   }
@@ -363,6 +379,9 @@ for (const s of selected) {
     serverCores: round(median(ok.map((r) => r.serverCores)), 2),
     serverCpuUsPerRequest: round(median(ok.map((r) => r.serverCpuUsPerRequest)), 1),
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
+    engineCores: round(median(ok.map((r) => r.engineCores ?? 0)), 2),
+    engineCpuUsPerRequest: round(median(ok.map((r) => r.engineCpuUsPerRequest ?? 0)), 1),
+    machineBusyCores: round(median(ok.map((r) => r.machineBusyCores ?? 0)), 2),
     signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
     perRound: runs[s.id].map((r) =>
       r.error
@@ -374,6 +393,8 @@ for (const s of selected) {
             non2xx: r.non2xx,
             serverCores: round(r.serverCores, 2),
             serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1),
+            engineCores: round(r.engineCores ?? 0, 2),
+            machineBusyCores: round(r.machineBusyCores ?? 0, 2),
           },
     ),
     ...(errors.length ? { errors } : {}),
@@ -397,6 +418,7 @@ const ratios = {
   expressDefaultLogsVsBaseline: ratio(rps('ours-express-default-logs'), rps('baseline-express')),
   fastifyDefaultLogsVsBaseline: ratio(rps('ours-fastify-default-logs'), rps('baseline-fastify')),
   redisVsMemory: ratio(rps('ours-express-redis'), rps('ours-express')),
+  redisClusterVsMemory: ratio(rps('ours-express-redis-cluster'), rps('ours-express')),
   queuedVsMemory: ratio(rps('ours-express-queued'), rps('ours-express')),
   postgresVsMemory: ratio(rps('ours-express-postgres'), rps('ours-express')),
   inboxVsMemory: ratio(rps('ours-express-inbox'), rps('ours-express')),
@@ -427,6 +449,9 @@ const cpuPerRequest = {
   expressDefaultLogsVsBaseline: ratio(cpu('ours-express-default-logs'), cpu('baseline-express')),
   fastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs'), cpu('baseline-fastify')),
   redisVsMemory: ratio(cpu('ours-express-redis'), cpu('ours-express')),
+  redisClusterVsMemory: ratio(cpu('ours-express-redis-cluster'), cpu('ours-express')),
+  postgresVsMemory: ratio(cpu('ours-express-postgres'), cpu('ours-express')),
+  inboxVsMemory: ratio(cpu('ours-express-inbox'), cpu('ours-express')),
   fastifyVsPlainFastify: ratio(cpu('ours-fastify'), cpu('plain-fastify')),
   expressVsPlainNode: ratio(cpu('ours-express'), cpu('plain-node')),
   peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
@@ -439,6 +464,31 @@ if (beforeScenarios.length) {
     beforeFastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs-before'), cpu('baseline-fastify')),
   });
 }
+
+// A full run also measures the queued mode with workers and the instances behind a proxy
+// (bench/scale.bench.js, ~2.5 min; writes bench/results/scale.json).
+let scale;
+if (!quick && !only) {
+  log('');
+  log('Scale: queued mode with 1 and 2 workers, 1-3 instances behind a proxy (bench/scale.bench.js)');
+  const scaleRun = spawnSync(process.execPath, [`${benchDir}scale.bench.js`], { cwd: rootDir, stdio: 'inherit' });
+  if (scaleRun.status === 0) scale = JSON.parse(readFileSync(`${benchDir}results/scale.json`, 'utf8'));
+  else failures.push(`bench/scale.bench.js exited with ${scaleRun.status ?? scaleRun.signal}`);
+}
+// How cost grows: the figures of the last `node bench/callgrind.js --growth` and memory.bench.js --growth.
+const growth = (() => {
+  const file = `${benchDir}results/growth.json`;
+  if (!existsSync(file)) return undefined;
+  const counted = JSON.parse(readFileSync(file, 'utf8'));
+  const memoryFile = `${benchDir}results/memory-growth.json`;
+  return {
+    countedAt: counted.date,
+    instructionsPerDelivery: Object.fromEntries(
+      Object.entries(counted.cases).map(([id, c]) => [id, c.instructionsPerDelivery]),
+    ),
+    ...(existsSync(memoryFile) ? { memory: JSON.parse(readFileSync(memoryFile, 'utf8')) } : {}),
+  };
+})();
 
 const cpuList = cpus();
 const results = {
@@ -481,6 +531,8 @@ const results = {
       }
     : null,
   client: client ?? null,
+  ...(growth ? { growth } : {}),
+  ...(scale ? { scale } : {}),
   warnings,
   failures,
 };
@@ -500,7 +552,16 @@ if (outFile) {
   if (!quick && !only) {
     const instructionsFile = `${benchDir}results/instructions.json`;
     const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
-    writeFileSync(`${benchDir}RESULTS.md`, renderResultsMarkdown(results, instructions));
+    writeFileSync(
+      `${benchDir}RESULTS.md`,
+      [
+        renderResultsMarkdown(results, instructions),
+        renderDurablePaths(results),
+        renderScale(results.scale),
+        renderGrowth(results.growth),
+        renderKeys(results),
+      ].join('\n'),
+    );
     log(`Wrote ${benchDir}RESULTS.md`);
   }
 }

@@ -5,6 +5,8 @@
  * (callgrind.js), so both measure the same app. Options:
  *   adapter: 'express' | 'fastify'
  *   store: 'memory' (default store) | 'redis' (RedisIdempotencyStore on 127.0.0.1:6379, own key prefix)
+ *          | 'redis-cluster' (the same on the 3-master Cluster of .ci/redis-cluster.sh) | 'postgres'
+ *   autoPipelining: ioredis enableAutoPipelining on the store's client (Redis scenarios)
  *          | 'postgres' (PostgresIdempotencyStore on a database of its own, created and dropped)
  *   transactional: true makes the handler `{ transactional: true }` (pgTransactionRunner, own database)
  *          doing one INSERT through ctx.transaction
@@ -102,12 +104,30 @@ export async function createOursApp(scenario = {}) {
   if (store === 'memory' && maxEntries !== undefined) webhooks.store = new MemoryIdempotencyStore({ maxEntries });
   if (store === 'redis') {
     const { Redis } = await import('ioredis');
-    const redis = new Redis(redisOptions);
+    const redis = new Redis({ ...redisOptions, enableAutoPipelining: scenario.autoPipelining === true });
     const keyPrefix = `${runId}:`;
     webhooks.store = new RedisIdempotencyStore(redis, { keyPrefix });
     cleanups.push(async () => {
       await deleteKeys(redis, `${keyPrefix}*`);
       redis.disconnect();
+    });
+  }
+  if (store === 'redis-cluster') {
+    // The 3-master Cluster of .ci/redis-cluster.sh (REDIS_CLUSTER_NODES, default ports 7101-7103).
+    const { Cluster } = await import('ioredis');
+    const nodes = (process.env.REDIS_CLUSTER_NODES ?? '127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103')
+      .split(',')
+      .map((node) => ({ host: node.split(':')[0], port: Number(node.split(':')[1]) }));
+    const cluster = new Cluster(nodes, {
+      enableAutoPipelining: scenario.autoPipelining === true,
+      redisOptions: { maxRetriesPerRequest: 1 },
+    });
+    const keyPrefix = `${runId}:`;
+    webhooks.store = new RedisIdempotencyStore(cluster, { keyPrefix });
+    cleanups.push(async () => {
+      // One UNLINK per key: a multi-key UNLINK must stay in one hash slot, even on one node.
+      for (const node of cluster.nodes('master')) await deleteKeys(node, `${keyPrefix}*`, true);
+      cluster.disconnect();
     });
   }
   if (store === 'postgres') {
@@ -162,11 +182,15 @@ export async function createOursApp(scenario = {}) {
   return { app, extra, cleanups };
 }
 
-async function deleteKeys(redis, pattern) {
+async function deleteKeys(redis, pattern, oneByOne = false) {
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
-    if (keys.length > 0) await redis.unlink(...keys);
+    if (keys.length > 0 && oneByOne) {
+      const pipeline = redis.pipeline();
+      for (const key of keys) pipeline.unlink(key);
+      await pipeline.exec();
+    } else if (keys.length > 0) await redis.unlink(...keys);
   } while (cursor !== '0');
 }

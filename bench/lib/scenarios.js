@@ -94,6 +94,18 @@ export const SCENARIOS = [
     runsHandler: true,
   },
   {
+    id: 'ours-express-redis-cluster',
+    title:
+      'nestjs-payments, Express, inline, RedisIdempotencyStore on the 3-master Redis Cluster, enableAutoPipelining',
+    file: `${bench}scenarios/ours.server.js`,
+    options: { adapter: 'express', store: 'redis-cluster', processing: 'inline', autoPipelining: true },
+    fullOnly: true,
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    needsRedis: true,
+    runsHandler: true,
+  },
+  {
     id: 'ours-express-postgres',
     title: 'nestjs-payments, Express, inline, PostgresIdempotencyStore',
     file: `${bench}scenarios/ours.server.js`,

@@ -193,12 +193,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return { done: `${base}:done`, lease: `${base}:lease`, state: `${base}:state` };
   }
 
-  /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */
   /** The reconciler's watch list on the same Redis, under the same key prefix. */
   intentWatchStore(): RedisIntentWatchStore {
     return new RedisIntentWatchStore(this.redis, { keyPrefix: this.keyPrefix });
   }
 
+  /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */
   private async run(lua: LuaScript, keys: string[], args: (string | number)[]): Promise<unknown> {
     try {
       return await this.redis.evalsha(lua.sha1, keys.length, ...keys, ...args);
