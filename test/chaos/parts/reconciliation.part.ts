@@ -46,7 +46,7 @@ interface ReconcileRun {
 async function runReconcile(
   build: InboxAppsBuild,
   db: TestDatabase,
-  mode: 'inbox' | 'redis',
+  mode: 'inbox' | 'redis' | 'inbox-redis',
   orders: number,
   random: SeededRandom,
 ): Promise<ReconcileRun> {
@@ -72,8 +72,9 @@ async function runReconcile(
   const env = {
     PG_URL: db.url,
     ORM: 'pg',
-    MODE: mode,
-    STORE: mode === 'inbox' ? 'postgres' : '',
+    // inbox-redis: claims and the watch list in Redis, the effects in the PostgreSQL inbox's transaction.
+    MODE: mode === 'redis' ? 'redis' : 'inbox',
+    STORE: mode === 'inbox' ? 'postgres' : mode === 'inbox-redis' ? 'redis' : '',
     SECRET: endpoint.secret,
     KILL,
     CLAIM_TTL_SECONDS: '2',
@@ -143,7 +144,7 @@ async function runReconcile(
     await sim.stop();
   }
   const stillWatched = await watchedOrders();
-  if (mode === 'redis') {
+  if (mode !== 'inbox') {
     const redis = createRedis();
     await deleteKeys(redis, redisPrefix);
     await quitAll(redis);
@@ -251,6 +252,27 @@ export function describeReconciliationChaos(orders: number): void {
         cancelled: 0,
         watched: 0,
       });
+    }, 240_000);
+
+    it('[W4] Redis store with the PostgreSQL inbox: every paid order fulfilled exactly once (plain INSERTs), no cancelled one, none left watched', async () => {
+      const db = await createTestDatabase('chaos_reconcile_redis_inbox');
+      dbs.push(db);
+      const run = await runReconcile(
+        build,
+        db,
+        'inbox-redis',
+        orders,
+        new SeededRandom(CHAOS_SEED).fork('reconcile redis inbox'),
+      );
+      record(PARTS.reconcileRedisInbox, run, 'doubleRuns');
+      expect(run.kills).toBeGreaterThan(0);
+      expect(run.dropped).toBeGreaterThan(0);
+      expect({
+        unfulfilled: run.unfulfilled,
+        extra: run.extraRows,
+        cancelled: run.cancelledEffects,
+        watched: run.stillWatched,
+      }).toEqual({ unfulfilled: 0, extra: 0, cancelled: 0, watched: 0 });
     }, 240_000);
 
     it('Redis store (handlers not transactional): every paid order fulfilled, no cancelled one; duplicate rows measured (at-least-once under SIGKILL)', async () => {

@@ -14,6 +14,7 @@ export const PARTS = {
   inboxRedis: 'redis store, 3 proc, SIGKILL',
   reconcileInbox: 'reconcile, pg inbox, SIGKILL',
   reconcileRedis: 'reconcile, redis, SIGKILL',
+  reconcileRedisInbox: 'reconcile, redis claims + pg inbox, SIGKILL',
   audit: 'leak audit',
 } as const;
 

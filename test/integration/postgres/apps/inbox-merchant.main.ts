@@ -9,7 +9,9 @@
  *   SECRET      the Standard Webhooks secret
  *   KILL        e.g. 'in-handler:0.05,before-commit:0.05,after-commit:0.05' (probability per point, chaos)
  *   SEED        seed of the kill decisions
- *   STORE       'postgres': PostgresIdempotencyStore on the same pool (else the memory store, or Redis)
+ *   STORE       'postgres': PostgresIdempotencyStore on the same pool; 'redis': RedisIdempotencyStore (claims and
+ *               the watch list in Redis) with MODE=inbox (the effects still in the inbox's transaction);
+ *               else the memory store, or Redis with MODE=redis
  *   TYPEORM_PACKAGE  'typeorm' (0.3, default) or 'typeorm-1' (1.x)
  *   POOL_MAX    size of the pool (default 10)
  *   NO_POOL_LISTENER  '1': the app attaches no pool 'error' listener of its own
@@ -246,7 +248,7 @@ async function main(): Promise<void> {
   let store: RedisIdempotencyStore | PostgresIdempotencyStore | undefined;
   let redis: { quit(): Promise<unknown> } | undefined;
   if (process.env['STORE'] === 'postgres') store = new PostgresIdempotencyStore(pool);
-  if (MODE === 'redis') {
+  if (MODE === 'redis' || process.env['STORE'] === 'redis') {
     const { Redis } = await import('ioredis');
     const client = new Redis(env('REDIS_URL', 'redis://127.0.0.1:6379'));
     redis = client;
