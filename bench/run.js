@@ -51,8 +51,51 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     'before-lib': { type: 'string' },
     load: { type: 'string' },
+    render: { type: 'boolean', default: false },
   },
 });
+
+// --render: no load; refresh latest.json's callgrind figures (instructions.json, growth.json,
+// memory-growth.json) and write RESULTS.md again from it, e.g. after `npm run bench:instructions`.
+if (args.render) {
+  const latestFile = `${benchDir}results/latest.json`;
+  const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
+  const instructionsFile = `${benchDir}results/instructions.json`;
+  const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
+  if (instructions) latest.instructions = instructionsSummary(instructions);
+  const growth = readGrowth();
+  if (growth) latest.growth = growth;
+  writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
+  writeFileSync(`${benchDir}RESULTS.md`, renderAll(latest, instructions));
+  console.log(`Wrote ${latestFile} and ${benchDir}RESULTS.md from the run of ${latest.date}`);
+  process.exit(0);
+}
+
+/** Every section of RESULTS.md, from one run's results (and the callgrind counts). */
+function renderAll(results, instructions) {
+  return [
+    renderResultsMarkdown(results, instructions),
+    renderDurablePaths(results),
+    renderScale(results.scale),
+    renderGrowth(results.growth),
+    renderKeys(results),
+  ].join('\n');
+}
+
+/** How cost grows: the figures of the last `node bench/callgrind.js --growth` and memory.bench.js --growth. */
+function readGrowth() {
+  const file = `${benchDir}results/growth.json`;
+  if (!existsSync(file)) return undefined;
+  const counted = JSON.parse(readFileSync(file, 'utf8'));
+  const memoryFile = `${benchDir}results/memory-growth.json`;
+  return {
+    countedAt: counted.date,
+    instructionsPerDelivery: Object.fromEntries(
+      Object.entries(counted.cases).map(([id, c]) => [id, c.instructionsPerDelivery]),
+    ),
+    ...(existsSync(memoryFile) ? { memory: JSON.parse(readFileSync(memoryFile, 'utf8')) } : {}),
+  };
+}
 
 const quick = args.quick;
 const config = {
@@ -475,20 +518,7 @@ if (!quick && !only) {
   if (scaleRun.status === 0) scale = JSON.parse(readFileSync(`${benchDir}results/scale.json`, 'utf8'));
   else failures.push(`bench/scale.bench.js exited with ${scaleRun.status ?? scaleRun.signal}`);
 }
-// How cost grows: the figures of the last `node bench/callgrind.js --growth` and memory.bench.js --growth.
-const growth = (() => {
-  const file = `${benchDir}results/growth.json`;
-  if (!existsSync(file)) return undefined;
-  const counted = JSON.parse(readFileSync(file, 'utf8'));
-  const memoryFile = `${benchDir}results/memory-growth.json`;
-  return {
-    countedAt: counted.date,
-    instructionsPerDelivery: Object.fromEntries(
-      Object.entries(counted.cases).map(([id, c]) => [id, c.instructionsPerDelivery]),
-    ),
-    ...(existsSync(memoryFile) ? { memory: JSON.parse(readFileSync(memoryFile, 'utf8')) } : {}),
-  };
-})();
+const growth = readGrowth();
 
 const cpuList = cpus();
 const results = {
@@ -552,16 +582,7 @@ if (outFile) {
   if (!quick && !only) {
     const instructionsFile = `${benchDir}results/instructions.json`;
     const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
-    writeFileSync(
-      `${benchDir}RESULTS.md`,
-      [
-        renderResultsMarkdown(results, instructions),
-        renderDurablePaths(results),
-        renderScale(results.scale),
-        renderGrowth(results.growth),
-        renderKeys(results),
-      ].join('\n'),
-    );
+    writeFileSync(`${benchDir}RESULTS.md`, renderAll(results, instructions));
     log(`Wrote ${benchDir}RESULTS.md`);
   }
 }
