@@ -14,7 +14,7 @@ const DURABLE = [
   ['ours-express-redis-cluster', 'RedisIdempotencyStore, 3-master Cluster', '2 commands (claim, complete)'],
   ['ours-express-postgres', 'PostgresIdempotencyStore (grouped statements)', null],
   ['ours-express-inbox', 'transactional inbox, pgTransactionRunner', null],
-  ['ours-express-queued', 'queued: BullMQ enqueue only', '1 script (add job)'],
+  ['ours-express-queued', 'queued: BullMQ enqueue only', '2 scripts (job state, add)'],
 ];
 
 /** Durable paths: req/s against the memory store, round trips, and the cores of receiver, engines and machine. */
@@ -22,7 +22,7 @@ export function renderDurablePaths(results) {
   const memory = results.scenarios['ours-express']?.rps;
   const out = ['## Durable paths: round trips and where the cores went (issue 22, items 2-3)', ''];
   out.push(
-    'Same run as above. The SQL statements per delivery count every statement the pool\'s clients sent, over the',
+    "Same run as above. The SQL statements per delivery count every statement the pool's clients sent, over the",
     'deliveries (the PostgreSQL store groups the claims and the completions of one event-loop turn into one',
     'statement, so it falls below 2 under load). "Engines" is the CPU of the PostgreSQL backends and',
     'redis-server processes during the measured seconds (`/proc`), "machine" every core\'s busy time: with',
