@@ -36,17 +36,19 @@ export function postgresIdempotencySql(
   Record<'claim' | 'claimMany' | 'state' | 'complete' | 'completeMany' | 'release' | 'renew' | 'deleteExpired', string>
 > {
   const now = 'clock_timestamp()';
-  return {
-    // $1 key, $2 token, $3 lease ms, $4 state ttl ms. A row counts as absent once expired.
-    claim: `INSERT INTO ${t} AS s (key, owner, lease_until, attempt, done, expires_at)
-VALUES ($1, $2, ${now} + $3::float8 * interval '1 millisecond', 1, false, ${now} + $4::float8 * interval '1 millisecond')
-ON CONFLICT (key) DO UPDATE SET
+  // A claim takes an existing row only when it is expired, released or its lease lapsed.
+  const takeWhenFree = `ON CONFLICT (key) DO UPDATE SET
   owner = EXCLUDED.owner,
   lease_until = EXCLUDED.lease_until,
   attempt = CASE WHEN s.expires_at <= ${now} THEN 1 ELSE s.attempt + 1 END,
   done = false,
   expires_at = EXCLUDED.expires_at
-WHERE s.expires_at <= ${now} OR (NOT s.done AND (s.lease_until IS NULL OR s.lease_until <= ${now}))
+WHERE s.expires_at <= ${now} OR (NOT s.done AND (s.lease_until IS NULL OR s.lease_until <= ${now}))`;
+  return {
+    // $1 key, $2 token, $3 lease ms, $4 state ttl ms. A row counts as absent once expired.
+    claim: `INSERT INTO ${t} AS s (key, owner, lease_until, attempt, done, expires_at)
+VALUES ($1, $2, ${now} + $3::float8 * interval '1 millisecond', 1, false, ${now} + $4::float8 * interval '1 millisecond')
+${takeWhenFree}
 RETURNING attempt`,
     // The claims of one turn of the event loop in one statement (PostgresStatementBatch): arrays of
     // keys, tokens, lease ms and state ttl ms; keys distinct, inserted in key order (two batches on
@@ -55,13 +57,7 @@ RETURNING attempt`,
 SELECT b.key, b.owner, ${now} + b.lease * interval '1 millisecond', 1, false, ${now} + b.ttl * interval '1 millisecond'
 FROM unnest($1::text[], $2::uuid[], $3::float8[], $4::float8[]) AS b(key, owner, lease, ttl)
 ORDER BY b.key
-ON CONFLICT (key) DO UPDATE SET
-  owner = EXCLUDED.owner,
-  lease_until = EXCLUDED.lease_until,
-  attempt = CASE WHEN s.expires_at <= ${now} THEN 1 ELSE s.attempt + 1 END,
-  done = false,
-  expires_at = EXCLUDED.expires_at
-WHERE s.expires_at <= ${now} OR (NOT s.done AND (s.lease_until IS NULL OR s.lease_until <= ${now}))
+${takeWhenFree}
 RETURNING key, attempt`,
     state: `SELECT done FROM ${t} WHERE key = $1 AND expires_at > ${now}`,
     // $1 key, $2 token, $3 retention ms.
