@@ -43,6 +43,18 @@ interface ReconcileRun {
   durationS: number;
 }
 
+/** Kills and drops happened, and still: every paid order fulfilled once, no cancelled one, none left watched. */
+function expectExactlyOnce(run: ReconcileRun): void {
+  expect(run.kills).toBeGreaterThan(0);
+  expect(run.dropped).toBeGreaterThan(0);
+  expect({
+    unfulfilled: run.unfulfilled,
+    extra: run.extraRows,
+    cancelled: run.cancelledEffects,
+    watched: run.stillWatched,
+  }).toEqual({ unfulfilled: 0, extra: 0, cancelled: 0, watched: 0 });
+}
+
 async function runReconcile(
   build: InboxAppsBuild,
   db: TestDatabase,
@@ -239,19 +251,7 @@ export function describeReconciliationChaos(orders: number): void {
       dbs.push(db);
       const run = await runReconcile(build, db, 'inbox', orders, new SeededRandom(CHAOS_SEED).fork('reconcile inbox'));
       record(PARTS.reconcileInbox, run, 'doubleRuns');
-      expect(run.kills).toBeGreaterThan(0);
-      expect(run.dropped).toBeGreaterThan(0);
-      expect({
-        unfulfilled: run.unfulfilled,
-        extra: run.extraRows,
-        cancelled: run.cancelledEffects,
-        watched: run.stillWatched,
-      }).toEqual({
-        unfulfilled: 0,
-        extra: 0,
-        cancelled: 0,
-        watched: 0,
-      });
+      expectExactlyOnce(run);
     }, 240_000);
 
     it('[W4] Redis store with the PostgreSQL inbox: every paid order fulfilled exactly once (plain INSERTs), no cancelled one, none left watched', async () => {
@@ -265,14 +265,7 @@ export function describeReconciliationChaos(orders: number): void {
         new SeededRandom(CHAOS_SEED).fork('reconcile redis inbox'),
       );
       record(PARTS.reconcileRedisInbox, run, 'doubleRuns');
-      expect(run.kills).toBeGreaterThan(0);
-      expect(run.dropped).toBeGreaterThan(0);
-      expect({
-        unfulfilled: run.unfulfilled,
-        extra: run.extraRows,
-        cancelled: run.cancelledEffects,
-        watched: run.stillWatched,
-      }).toEqual({ unfulfilled: 0, extra: 0, cancelled: 0, watched: 0 });
+      expectExactlyOnce(run);
     }, 240_000);
 
     it('Redis store (handlers not transactional): every paid order fulfilled, no cancelled one; duplicate rows measured (at-least-once under SIGKILL)', async () => {
