@@ -25,22 +25,29 @@ type RunStatement = (
 /** Largest batch: 16 bytes of token and a key per call, well under any message limit. */
 const MAX_BATCH = 256;
 
+/** How the store sends its claims and completions, grouped or one statement per call. */
+export interface PostgresIdempotencyStatements {
+  /** The attempt number, or undefined when the row was not taken (done, or leased by someone else). */
+  claim(input: ClaimInput): Promise<number | undefined>;
+  complete(input: CompleteInput): Promise<void>;
+}
+
 /**
- * The claims and the completions of `PostgresIdempotencyStore`, each grouped per turn of the event loop
- * (`PostgresStatementBatch`): a lone call still goes as the single-row statement, several as one
- * statement over arrays. A claim resolves to its attempt number, or undefined when the row was not
- * taken (done, or leased by someone else: the store then reads its state).
+ * The claims and the completions of `PostgresIdempotencyStore`. Grouped (the default), the calls of one
+ * turn of the event loop share a statement over arrays (`PostgresStatementBatch`) and a lone call goes as
+ * the one-row statement; otherwise every call sends the one-row statement at once.
  */
-export function postgresIdempotencyBatches(run: RunStatement): {
-  claims: PostgresStatementBatch<ClaimInput, number | undefined>;
-  completes: PostgresStatementBatch<CompleteInput, void>;
-} {
+export function postgresIdempotencyStatements(run: RunStatement, grouped: boolean): PostgresIdempotencyStatements {
+  const claimOne = async ({ key, token, leaseMs, ttlMs }: ClaimInput): Promise<number | undefined> => {
+    const row = (await run('claim', [key, token, leaseMs, ttlMs])).rows[0];
+    return row === undefined ? undefined : Number(row['attempt']);
+  };
+  const completeOne = async ({ key, token, retentionMs }: CompleteInput): Promise<void> => {
+    await run('complete', [key, token, retentionMs]);
+  };
+  if (!grouped) return { claim: claimOne, complete: completeOne };
   const claims = new PostgresStatementBatch<ClaimInput, number | undefined>(async (inputs) => {
-    if (inputs.length === 1) {
-      const { key, token, leaseMs, ttlMs } = inputs[0]!;
-      const row = (await run('claim', [key, token, leaseMs, ttlMs])).rows[0];
-      return [row === undefined ? undefined : Number(row['attempt'])];
-    }
+    if (inputs.length === 1) return [await claimOne(inputs[0]!)];
     const { rows } = await run('claimMany', [
       inputs.map((input) => input.key),
       inputs.map((input) => input.token),
@@ -51,10 +58,8 @@ export function postgresIdempotencyBatches(run: RunStatement): {
     return inputs.map((input) => attempts.get(input.key));
   }, MAX_BATCH);
   const completes = new PostgresStatementBatch<CompleteInput, void>(async (inputs) => {
-    if (inputs.length === 1) {
-      const { key, token, retentionMs } = inputs[0]!;
-      await run('complete', [key, token, retentionMs]);
-    } else {
+    if (inputs.length === 1) await completeOne(inputs[0]!);
+    else {
       await run('completeMany', [
         inputs.map((input) => input.key),
         inputs.map((input) => input.token),
@@ -63,5 +68,5 @@ export function postgresIdempotencyBatches(run: RunStatement): {
     }
     return new Array<void>(inputs.length);
   }, MAX_BATCH);
-  return { claims, completes };
+  return { claim: (input) => claims.add(input), complete: (input) => completes.add(input) };
 }

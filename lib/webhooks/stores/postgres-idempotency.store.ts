@@ -18,7 +18,7 @@ import {
   postgresIdempotencySql,
   postgresIdempotencyStoreSchema,
 } from './postgres-idempotency.sql.js';
-import { postgresIdempotencyBatches } from './postgres-idempotency.batches.js';
+import { postgresIdempotencyStatements, type PostgresIdempotencyStatements } from './postgres-idempotency.batches.js';
 import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
 
 export { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE, postgresIdempotencyStoreSchema } from './postgres-idempotency.sql.js';
@@ -101,7 +101,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #schemaSql: string | undefined;
   readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
-  readonly #batches: ReturnType<typeof postgresIdempotencyBatches> | undefined;
+  readonly #statements: PostgresIdempotencyStatements;
   #claimsSinceCleanup = 0;
   #cleanup: Promise<unknown> | undefined;
 
@@ -139,10 +139,10 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         throw new PaymentsConfigurationError(`PostgresIdempotencyStore ${option}`, 'must be true or false', fix);
       }
     }
-    this.#batches =
-      options.batchStatements === false
-        ? undefined
-        : postgresIdempotencyBatches((part, values) => this.run(part, values));
+    this.#statements = postgresIdempotencyStatements(
+      (part, values) => this.run(part, values),
+      options.batchStatements !== false,
+    );
     // Named after the text (table included), so two stores on two tables never share a name on a connection.
     const name = (part: PerDeliveryStatement): string =>
       preparedStatementName(`payments_idem_${part}`, this.#sql[part]);
@@ -176,12 +176,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
     const token = randomUUID();
     const ttlMs = Math.max(this.#attemptsTtlMs, lease);
-    const attempt =
-      this.#batches === undefined
-        ? await this.run('claim', [key, token, lease, ttlMs]).then(({ rows }) => rows[0]?.['attempt'])
-        : await this.#batches.claims.add({ key, token, leaseMs: lease, ttlMs });
+    const attempt = await this.#statements.claim({ key, token, leaseMs: lease, ttlMs });
     this.maybeCleanUp();
-    if (attempt !== undefined) return { status: 'claimed', token, attempt: Number(attempt) };
+    if (attempt !== undefined) return { status: 'claimed', token, attempt };
     // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
     // only visible to a new statement, hence this second one.)
     const state = await this.run('state', [key]);
@@ -195,9 +192,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   async complete(key: string, token: string, retentionMs: number): Promise<void> {
     await this.ensureSchema();
-    const retention = wholeMs(retentionMs, 'PostgresIdempotencyStore');
-    if (this.#batches === undefined) await this.run('complete', [key, token, retention]);
-    else await this.#batches.completes.add({ key, token, retentionMs: retention });
+    await this.#statements.complete({ key, token, retentionMs: wholeMs(retentionMs, 'PostgresIdempotencyStore') });
   }
 
   async release(key: string, token: string): Promise<void> {
