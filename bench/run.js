@@ -60,8 +60,7 @@ const { values: args } = parseArgs({
 if (args.render) {
   const latestFile = `${benchDir}results/latest.json`;
   const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
-  const instructionsFile = `${benchDir}results/instructions.json`;
-  const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
+  const instructions = readInstructions();
   if (instructions) latest.instructions = instructionsSummary(instructions);
   const growth = readGrowth();
   if (growth) latest.growth = growth;
@@ -80,6 +79,12 @@ function renderAll(results, instructions) {
     renderGrowth(results.growth),
     renderKeys(results),
   ].join('\n');
+}
+
+/** The counts of the last `npm run bench:instructions` (bench/results/instructions.json), if any. */
+function readInstructions() {
+  const file = `${benchDir}results/instructions.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 }
 
 /** How cost grows: the figures of the last `node bench/callgrind.js --growth` and memory.bench.js --growth. */
@@ -575,13 +580,11 @@ for (const f of failures) log(`FAILURE: ${f}`);
 if (outFile) {
   mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
   // The instruction figures of the last `npm run bench:instructions` travel with the timings.
-  const counted = `${benchDir}results/instructions.json`;
-  if (existsSync(counted)) results.instructions = instructionsSummary(JSON.parse(readFileSync(counted, 'utf8')));
+  const instructions = readInstructions();
+  if (instructions) results.instructions = instructionsSummary(instructions);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {
-    const instructionsFile = `${benchDir}results/instructions.json`;
-    const instructions = existsSync(instructionsFile) ? JSON.parse(readFileSync(instructionsFile, 'utf8')) : undefined;
     writeFileSync(`${benchDir}RESULTS.md`, renderAll(results, instructions));
     log(`Wrote ${benchDir}RESULTS.md`);
   }

@@ -5,9 +5,9 @@
  * (callgrind.js), so both measure the same app. Options:
  *   adapter: 'express' | 'fastify'
  *   store: 'memory' (default store) | 'redis' (RedisIdempotencyStore on 127.0.0.1:6379, own key prefix)
- *          | 'redis-cluster' (the same on the 3-master Cluster of .ci/redis-cluster.sh) | 'postgres'
- *   autoPipelining: ioredis enableAutoPipelining on the store's client (Redis scenarios)
+ *          | 'redis-cluster' (the same on the 3-master Cluster of .ci/redis-cluster.sh)
  *          | 'postgres' (PostgresIdempotencyStore on a database of its own, created and dropped)
+ *   autoPipelining: ioredis enableAutoPipelining on the store's client (Redis scenarios)
  *   transactional: true makes the handler `{ transactional: true }` (pgTransactionRunner, own database)
  *          doing one INSERT through ctx.transaction
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
@@ -125,8 +125,7 @@ export async function createOursApp(scenario = {}) {
     const keyPrefix = `${runId}:`;
     webhooks.store = new RedisIdempotencyStore(cluster, { keyPrefix });
     cleanups.push(async () => {
-      // One UNLINK per key: a multi-key UNLINK must stay in one hash slot, even on one node.
-      for (const node of cluster.nodes('master')) await deleteKeys(node, `${keyPrefix}*`, true);
+      for (const node of cluster.nodes('master')) await deleteKeys(node, `${keyPrefix}*`);
       cluster.disconnect();
     });
   }
@@ -182,15 +181,15 @@ export async function createOursApp(scenario = {}) {
   return { app, extra, cleanups };
 }
 
-async function deleteKeys(redis, pattern, oneByOne = false) {
+/** Deletes the keys matching `pattern`, one UNLINK per key in a pipeline (a Cluster node refuses a multi-key UNLINK across slots). */
+async function deleteKeys(redis, pattern) {
   let cursor = '0';
   do {
     const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
     cursor = next;
-    if (keys.length > 0 && oneByOne) {
-      const pipeline = redis.pipeline();
-      for (const key of keys) pipeline.unlink(key);
-      await pipeline.exec();
-    } else if (keys.length > 0) await redis.unlink(...keys);
+    if (keys.length === 0) continue;
+    const pipeline = redis.pipeline();
+    for (const key of keys) pipeline.unlink(key);
+    await pipeline.exec();
   } while (cursor !== '0');
 }
