@@ -95,10 +95,9 @@ export const SCENARIOS = [
   },
   {
     id: 'ours-express-redis-cluster',
-    title:
-      'nestjs-payments, Express, inline, RedisIdempotencyStore on the 3-master Redis Cluster, enableAutoPipelining',
+    title: 'nestjs-payments, Express, inline, RedisIdempotencyStore on the 3-master Redis Cluster',
     file: `${bench}scenarios/ours.server.js`,
-    options: { adapter: 'express', store: 'redis-cluster', processing: 'inline', autoPipelining: true },
+    options: { adapter: 'express', store: 'redis-cluster', processing: 'inline' },
     fullOnly: true,
     payload: 'ours',
     path: WEBHOOK_PATH,
