@@ -54,3 +54,12 @@ export interface ResolvedPaymentsReconcileOptions {
   watch: 'all' | 'opted-in';
   store: IntentWatchStore | undefined;
 }
+
+/**
+ * The terminal states when `webhooks.reconcile.terminalStates` is not set, and with reconciliation off:
+ * the receiver keys their handlers by occurrence either way (see `DispatchMeta.occurrence`).
+ */
+export const DEFAULT_TERMINAL_STATES: ResolvedPaymentsReconcileOptions['terminalStates'] = Object.freeze({
+  payment_intent: new Set(['succeeded', 'cancelled']),
+  setup_intent: new Set(['succeeded', 'cancelled']),
+});

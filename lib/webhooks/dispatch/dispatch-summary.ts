@@ -9,8 +9,17 @@ import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-d
 export interface HandlerRun {
   handler: PaymentEventHandlerRegistration;
   event: PaymentEvent;
-  /** The idempotency key `[instance:]eventId:handlerId`. */
+  /**
+   * The idempotency key the run is claimed under: `[instance:]eventId:handlerId`, or for an intent's
+   * terminal state `[instance:]kind:intentId:state:handlerId` (see `DispatchMeta.occurrence`).
+   */
   key: string;
+  /**
+   * A webhook's intent-state event is claimed under both keys: the other one, with its lease token once
+   * claimed, and whether it stays done after a successful run (an occurrence of a state that may recur
+   * is only held while the handler runs).
+   */
+  second?: { key: string; token: string; keep: boolean };
 }
 
 /** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */

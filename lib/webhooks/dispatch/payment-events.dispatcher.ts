@@ -9,8 +9,8 @@ import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
-import { reportRenewalProblem, whileRenewingLease } from './idempotency-lease.renewal.js';
-import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
+import { reportRenewalProblem, whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
+import { isPromiseLike, PendingRejection, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { PaymentsInbox } from '../transactional/payments-inbox.js';
 import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
@@ -19,6 +19,7 @@ import { retryReleaseLater } from '../../core/claim-release.retry.js';
 import { aggregate, deliveryLine, describe, dispatchRecorded, whereOf, type HandlerRun } from './dispatch-summary.js';
 import { forgetQuietly, withOccurrence } from './terminal-occurrence.js';
 import { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
+import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 
 export type {
@@ -51,8 +52,8 @@ export class PaymentEventsDispatcher {
   private readonly listener: PaymentDeliveryListener | undefined;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
-  /** `webhooks.reconcile`: terminal states are claimed per (intent, state). */
-  private readonly reconcile: ResolvedWebhooksOptions['reconcile'];
+  /** Terminal states (`webhooks.reconcile.terminalStates` or the defaults): their occurrence stays claimed. */
+  private readonly terminalStates: typeof DEFAULT_TERMINAL_STATES;
 
   constructor(
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
@@ -70,7 +71,7 @@ export class PaymentEventsDispatcher {
     this.retentionMs = webhooks.retentionSeconds * 1000;
     this.listener = webhooks.deliveryListener;
     this.logDeliveries = webhooks.logDeliveries === true;
-    this.reconcile = webhooks.reconcile;
+    this.terminalStates = webhooks.reconcile?.terminalStates ?? DEFAULT_TERMINAL_STATES;
     if (typeof store.renew !== 'function') {
       this.logger.warn(
         `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
@@ -86,8 +87,8 @@ export class PaymentEventsDispatcher {
    */
   dispatch(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult> {
     const handlers = this.registry.handlersFor(event.event);
-    // Reconciliation on: a terminal state's handlers are claimed per (intent, state), webhook or not.
-    if (this.reconcile) meta = withOccurrence(event, meta, this.reconcile.terminalStates);
+    // An intent's state event: its handlers are also claimed per (intent, state), whatever the options.
+    meta = withOccurrence(event, meta, this.terminalStates);
     if (handlers.length === 0) {
       if (this.logDeliveries)
         this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
@@ -116,7 +117,11 @@ export class PaymentEventsDispatcher {
   private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
     const outcome = aggregate(results);
     // A webhook settled a watched intent's terminal state: the reconciler need not retrieve it.
-    if (meta.occurrence && meta.source !== 'reconciliation' && (outcome === 'handled' || outcome === 'duplicate')) {
+    if (
+      meta.occurrence?.terminal &&
+      meta.source !== 'reconciliation' &&
+      (outcome === 'handled' || outcome === 'duplicate')
+    ) {
       forgetQuietly(this.watchList, meta.occurrence.id);
     }
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
@@ -147,15 +152,62 @@ export class PaymentEventsDispatcher {
     event: PaymentEvent,
     meta: DispatchMeta,
   ): Pending<DispatchHandlerResult> {
-    const run: HandlerRun = {
-      handler,
-      event,
-      key: `${this.keyPrefix}${meta.occurrence?.key ?? event.id}:${handler.id}`,
-    };
+    const eventKey = `${this.keyPrefix}${event.id}:${handler.id}`;
+    const occurrence = meta.occurrence;
+    if (occurrence === undefined) return this.claimAndRun({ handler, event, key: eventKey }, meta);
+    const occurrenceKey = `${this.keyPrefix}${occurrence.key}:${handler.id}`;
+    // The reconciler knows no event id: its claim is the occurrence alone.
+    if (meta.source === 'reconciliation') return this.claimAndRun({ handler, event, key: occurrenceKey }, meta);
+    // A webhook: both keys, so that a run recorded under either (by a release whose options keyed it
+    // the other way, or by the reconciler) is a duplicate. The terminal occurrence first: it is the
+    // reconciler's key, and the one the inbox records.
+    const [key, other] = occurrence.terminal ? [occurrenceKey, eventKey] : [eventKey, occurrenceKey];
+    return this.claimAndRun(
+      { handler, event, key, second: { key: other, token: '', keep: occurrence.terminal } },
+      meta,
+    );
+  }
+
+  private claimAndRun(run: HandlerRun, meta: DispatchMeta): Pending<DispatchHandlerResult> {
     return settle(
       () => this.store.claim(run.key, this.leaseMs),
-      (claim) => this.runClaimed(run, claim, meta),
-      (error) => this.claimFailed(handler, event, error),
+      (claim) =>
+        run.second !== undefined && claim.status === 'claimed'
+          ? this.claimSecond(run, claim, meta)
+          : this.runClaimed(run, claim, meta),
+      (error) => this.claimFailed(run.handler, run.event, error),
+    );
+  }
+
+  /** The first key is this run's: the second must be free too (not done under the other keying, not in flight). */
+  private claimSecond(
+    run: HandlerRun,
+    first: Extract<IdempotencyClaim, { status: 'claimed' }>,
+    meta: DispatchMeta,
+  ): Pending<DispatchHandlerResult> {
+    const second = run.second!;
+    return settle(
+      () => this.store.claim(second.key, this.leaseMs),
+      (claim): Pending<DispatchHandlerResult> => {
+        if (claim.status === 'claimed') {
+          second.token = claim.token;
+          return this.runClaimed(run, { ...first, attempt: Math.max(first.attempt, claim.attempt) }, meta);
+        }
+        if (claim.status === 'busy') {
+          this.releaseQuietly(run.key, first.token, run);
+          return this.runClaimed(run, claim, meta);
+        }
+        // Done under the other key: record it under this one too (the reconciler reads the occurrence).
+        return settle(
+          () => this.store.complete(run.key, first.token, this.retentionMs),
+          (): DispatchHandlerResult => ({ handler: run.handler.id, status: 'skipped' }),
+          (error) => this.completeFailed(run, 0, first.attempt, error),
+        );
+      },
+      (error) => {
+        this.releaseQuietly(run.key, first.token, run);
+        return this.claimFailed(run.handler, run.event, error);
+      },
     );
   }
 
@@ -187,7 +239,8 @@ export class PaymentEventsDispatcher {
     const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source);
     // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
     if (this.inbox?.covers(handler)) {
-      return this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
+      const ran = this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
+      return run.second === undefined ? ran : ran.then((result) => this.afterInbox(run, result));
     }
     const started = this.runtime.now();
     let returned: unknown;
@@ -218,16 +271,48 @@ export class PaymentEventsDispatcher {
     );
   }
 
-  /** `running` (a handler's promise), while its claim is renewed every third of the lease. */
+  /** `running` (a handler's promise), while its claims are renewed every third of the lease. */
   private renewing<T>(run: HandlerRun, token: string, running: PromiseLike<T>): Promise<T> {
-    return whileRenewingLease(running, {
+    const renewal = (key: string, leaseToken: string) => ({
       store: this.store,
-      key: run.key,
-      token,
+      key,
+      token: leaseToken,
       leaseMs: this.leaseMs,
-      onProblem: (problem) =>
+      onProblem: (problem: LeaseRenewalProblem) =>
         reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
     });
+    const renewed = whileRenewingLease(running, renewal(run.key, token));
+    return run.second === undefined ? renewed : whileRenewingLease(renewed, renewal(run.second.key, run.second.token));
+  }
+
+  /** The inbox settled the first key: the second follows it (kept or let go after a run, let go otherwise). */
+  private afterInbox(run: HandlerRun, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
+    if (result.status !== 'done' && result.status !== 'skipped') {
+      this.releaseQuietly(run.second!.key, run.second!.token, run);
+      return result;
+    }
+    return settle(
+      () => this.finishSecond(run),
+      () => result,
+      (error) => this.completeFailed(run, result.durationMs ?? 0, result.attempt ?? 1, error),
+    );
+  }
+
+  /** After a successful run: the second key kept done (event id, terminal occurrence) or let go (a state that may recur). */
+  private finishSecond(run: HandlerRun): Pending<unknown> {
+    const second = run.second!;
+    if (second.keep) return this.store.complete(second.key, second.token, this.retentionMs);
+    this.releaseQuietly(second.key, second.token, run);
+    return undefined;
+  }
+
+  /** Lets a claim go; a failure is retried in the background (else the lease ends after claimTtlSeconds). */
+  private releaseQuietly(key: string, token: string, run: HandlerRun): void {
+    settle(
+      () => this.store.release(key, token),
+      () => undefined,
+      (error) => this.releaseFailed({ ...run, key }, token, error),
+    );
   }
 
   /** The handler returned: record its completion (a store failure answers 503). */
@@ -242,10 +327,28 @@ export class PaymentEventsDispatcher {
     // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
     // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
     return settle(
-      () => this.store.complete(run.key, token, this.retentionMs),
+      () =>
+        run.second === undefined
+          ? this.store.complete(run.key, token, this.retentionMs)
+          : this.completeBoth(run, token),
       () => done,
       (error) => this.completeFailed(run, durationMs, attempt, error),
     );
+  }
+
+  /** Both keys of a webhook's intent-state run, at once: a value when the store answered both at once. */
+  private completeBoth(run: HandlerRun, token: string): Pending<unknown> {
+    let first: Pending<unknown>;
+    let second: Pending<unknown>;
+    try {
+      first = this.store.complete(run.key, token, this.retentionMs);
+      second = this.finishSecond(run);
+    } catch (error) {
+      return new PendingRejection(error);
+    }
+    if (first instanceof PendingRejection) return first;
+    if (second instanceof PendingRejection) return second;
+    return isPromiseLike(first) || isPromiseLike(second) ? Promise.all([first, second]) : undefined;
   }
 
   private completeFailed(run: HandlerRun, durationMs: number, attempt: number, error: unknown): DispatchHandlerResult {
@@ -272,6 +375,7 @@ export class PaymentEventsDispatcher {
       error instanceof Error ? error.stack : undefined,
     );
     const failed: DispatchHandlerResult = { handler: run.handler.id, status: 'failed', durationMs, attempt, error };
+    if (run.second !== undefined) this.releaseQuietly(run.second.key, run.second.token, run);
     return settle(
       () => this.store.release(run.key, token),
       () => failed,

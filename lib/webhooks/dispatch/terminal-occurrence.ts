@@ -4,26 +4,32 @@ import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import { intentId } from '../handlers/payment-event.context.js';
 
+/** The terminal states the receiver keys by occurrence: `webhooks.reconcile.terminalStates`, or these defaults. */
+export type TerminalStates = ResolvedPaymentsReconcileOptions['terminalStates'];
+
 /**
- * `meta` with the occurrence of a terminal state when `event` signals one (`payment_intent.succeeded`
- * naming its intent, with `succeeded` among the terminal states), else `meta` itself. A terminal state
- * happens once per intent, so `kind:intentId:state` names it whichever path (webhook or reconciler)
- * brings it; an event whose `data` names no intent keeps its event id.
+ * `meta` with the occurrence `kind:intentId:state` when `event` is an intent's state event naming a
+ * valid intent (`payment_intent.succeeded` with `data.payment_intent.id`), else `meta` itself.
+ *
+ * Computed the same whatever the configuration (reconciliation on or off, any `terminalStates`): the
+ * dispatcher checks a webhook's handlers under both its event id and its occurrence, so that no change
+ * of configuration between releases makes a handled event look new. `terminal` only says which of the
+ * two keys is kept after a run: a terminal state happens once per intent, so its occurrence stays done
+ * (the reconciler's key); another state may recur, so its occurrence is only held while it runs.
  */
-export function withOccurrence(
-  event: PaymentEvent,
-  meta: DispatchMeta,
-  terminal: ResolvedPaymentsReconcileOptions['terminalStates'],
-): DispatchMeta {
+export function withOccurrence(event: PaymentEvent, meta: DispatchMeta, terminal: TerminalStates): DispatchMeta {
   if (meta.occurrence) return meta;
-  const dot = event.event.indexOf('.');
-  const kind = event.event.slice(0, dot);
-  if (kind !== 'payment_intent' && kind !== 'setup_intent') return meta;
-  const state = event.event.slice(dot + 1);
-  if (!terminal[kind].has(state)) return meta;
-  const id = intentId((event.data as Record<string, unknown>)[kind]);
+  const type = event.event;
+  const kind = type.startsWith('payment_intent.')
+    ? 'payment_intent'
+    : type.startsWith('setup_intent.')
+      ? 'setup_intent'
+      : undefined;
+  if (kind === undefined) return meta;
+  const id = intentId((event.data as Record<string, unknown> | null)?.[kind]);
   if (id === undefined) return meta;
-  return { ...meta, occurrence: { key: `${kind}:${id}:${state}`, kind, id } };
+  const state = type.slice(kind.length + 1);
+  return { ...meta, occurrence: { key: `${kind}:${id}:${state}`, kind, id, terminal: terminal[kind].has(state) } };
 }
 
 /** Stops watching `id`; a failure only means one more retrieve later (the claim still dedupes it). */

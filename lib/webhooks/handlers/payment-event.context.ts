@@ -22,13 +22,17 @@ export class PaymentEventIntentMissingError extends PaymentsError {
   }
 }
 
+/** A UUID in any letter case: what the service's intent ids are (checked before an id keys anything). */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id of the intent `value` names (an id, or an object with one), canonical: lower-cased, and only
+ * when it has a UUID's shape, so that `ABC...` and `abc...` claim and forget the same keys and nothing
+ * else (a NUL byte, a 10 kB string) ever reaches a store key or a statement. Undefined otherwise.
+ */
 export const intentId = (value: unknown): string | undefined => {
-  if (typeof value === 'string' && value !== '') return value;
-  if (typeof value === 'object' && value !== null) {
-    const id = (value as { id?: unknown }).id;
-    if (typeof id === 'string' && id !== '') return id;
-  }
-  return undefined;
+  const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : value;
+  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : undefined;
 };
 
 /**

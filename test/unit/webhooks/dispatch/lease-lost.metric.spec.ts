@@ -46,8 +46,8 @@ describe('lease renewal metrics (OpenTelemetry SDK installed)', () => {
       telemetry,
     );
     const gate = deferred();
-    registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
-    const dispatched = dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt: new Date() });
+    registry.register({ id: 'Slow.run', patterns: ['charge.succeeded'], invoke: () => gate.promise });
+    const dispatched = dispatcher.dispatch(createPaymentEvent('charge.succeeded'), { receivedAt: new Date() });
     await until(() => store.renewals.length >= renewals, `${renewals} renewal(s)`);
     gate.resolve();
     await dispatched;

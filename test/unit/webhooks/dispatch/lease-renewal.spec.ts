@@ -45,7 +45,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     logger.clear();
     registry = new PaymentEventsRegistry();
     telemetry = PaymentsTelemetry.disabled();
-    event = createPaymentEvent('payment_intent.succeeded');
+    event = createPaymentEvent('charge.succeeded');
   });
   afterEach(() => {
     jest.useRealTimers();
@@ -54,7 +54,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('creates no timer for a handler that completes synchronously on the memory store (the fast path stays as it was)', () => {
     const dispatcher = dispatcherOver(new MemoryIdempotencyStore());
-    registry.register({ id: 'Sync.run', patterns: ['payment_intent.succeeded'], invoke: () => undefined });
+    registry.register({ id: 'Sync.run', patterns: ['charge.succeeded'], invoke: () => undefined });
     const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
     const result = dispatcher.dispatch(event, { receivedAt });
     expect(result).toEqual({ outcome: 'handled', handlers: [expect.objectContaining({ status: 'done' })] });
@@ -66,7 +66,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     const store = new ScriptedRenewStore();
     const dispatcher = dispatcherOver(store);
     const gate = deferred();
-    registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
+    registry.register({ id: 'Slow.run', patterns: ['charge.succeeded'], invoke: () => gate.promise });
     const dispatched = dispatcher.dispatch(event, { receivedAt });
     await jest.advanceTimersByTimeAsync(999);
     expect(store.renewals).toEqual([]);
@@ -91,7 +91,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     const running = new Promise<void>((_resolve, reject) => {
       fail = reject;
     });
-    registry.register({ id: 'Failing.run', patterns: ['payment_intent.succeeded'], invoke: () => running });
+    registry.register({ id: 'Failing.run', patterns: ['charge.succeeded'], invoke: () => running });
     const dispatched = dispatcher.dispatch(event, { receivedAt });
     await jest.advanceTimersByTimeAsync(2_500);
     expect(store.renewals).toHaveLength(2);
@@ -110,14 +110,14 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     const leaseLost = jest.spyOn(telemetry, 'leaseLost');
     const dispatcher = dispatcherOver(store);
     const gate = deferred();
-    registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
+    registry.register({ id: 'Slow.run', patterns: ['charge.succeeded'], invoke: () => gate.promise });
     const dispatched = dispatcher.dispatch(event, { receivedAt });
     await jest.advanceTimersByTimeAsync(5_000);
     expect(store.renewals).toHaveLength(1);
     const lost = logger.messages('error').filter((line) => line.startsWith('Lost the claim'));
     expect(lost).toEqual([
       expect.stringContaining(
-        `Lost the claim of event ${event.id} (payment_intent.succeeded) handler Slow.run while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
+        `Lost the claim of event ${event.id} (charge.succeeded) handler Slow.run while it ran: a redelivery may run it again (check the store, or raise webhooks.claimTtlSeconds)`,
       ),
     ]);
     expect(logger.text()).not.toContain(API_KEY);
@@ -134,13 +134,13 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     const storeError = jest.spyOn(telemetry, 'storeError');
     const dispatcher = dispatcherOver(store);
     const gate = deferred();
-    registry.register({ id: 'Slow.run', patterns: ['payment_intent.succeeded'], invoke: () => gate.promise });
+    registry.register({ id: 'Slow.run', patterns: ['charge.succeeded'], invoke: () => gate.promise });
     const dispatched = dispatcher.dispatch(event, { receivedAt });
     await jest.advanceTimersByTimeAsync(2_000);
     expect(store.renewals).toHaveLength(2);
     expect(storeError.mock.calls).toEqual([['renew'], ['renew']]);
     expect(logger.messages('warn')).toContain(
-      `Could not renew the claim of event ${event.id} (payment_intent.succeeded) handler Slow.run: Error: store down`,
+      `Could not renew the claim of event ${event.id} (charge.succeeded) handler Slow.run: Error: store down`,
     );
     store.answer = 'own';
     await jest.advanceTimersByTimeAsync(1_000);
@@ -163,7 +163,7 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
       ),
     ]);
     const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
-    registry.register({ id: 'Async.run', patterns: ['payment_intent.succeeded'], invoke: async () => undefined });
+    registry.register({ id: 'Async.run', patterns: ['charge.succeeded'], invoke: async () => undefined });
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
     expect(setTimeoutSpy).not.toHaveBeenCalled();
   });

@@ -82,6 +82,18 @@ describe('PaymentEventsDispatcher', () => {
       outcome: 'handled',
       handlers: [{ handler: 'A.run', status: 'done', durationMs: 0, attempt: 1 }],
     });
+    // An intent's terminal state: claimed and completed under its occurrence and under its event id.
+    expect(store.leases).toEqual([42_000, 42_000]);
+    expect(store.retentions).toEqual([7_000, 7_000]);
+    expect(await store.inner.claim(`${event.id}:A.run`, 1)).toEqual({ status: 'done' });
+    const intent = event.data.payment_intent!.id;
+    expect(await store.inner.claim(`payment_intent:${intent}:succeeded:A.run`, 1)).toEqual({ status: 'done' });
+  });
+
+  it('claims an event that names no intent under its event id alone', async () => {
+    handler('A.run', () => undefined, ['charge.succeeded']);
+    const event = createPaymentEvent('charge.succeeded');
+    expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
     expect(store.leases).toEqual([42_000]);
     expect(store.retentions).toEqual([7_000]);
     expect(await store.inner.claim(`${event.id}:A.run`, 1)).toEqual({ status: 'done' });
@@ -313,6 +325,6 @@ describe('PaymentEventsDispatcher over the in-memory store (the receiver fast pa
     handler('A.run', () => undefined);
     const event = createPaymentEvent('payment_intent.succeeded');
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
-    expect(claims).toEqual([`${event.id}:A.run`]);
+    expect(claims).toEqual([`payment_intent:${event.data.payment_intent!.id}:succeeded:A.run`, `${event.id}:A.run`]);
   });
 });
