@@ -97,9 +97,10 @@ export function intentWatchStoreFor(
   reconcile: ResolvedPaymentsReconcileOptions,
   store: IdempotencyStore,
   runtime: PaymentsRuntime,
+  instance?: string,
 ): IntentWatchStore {
   if (reconcile.store) return reconcile.store;
-  if (typeof store.intentWatchStore === 'function') return store.intentWatchStore();
+  if (typeof store.intentWatchStore === 'function') return store.intentWatchStore(instance);
   return new MemoryIntentWatchStore({ now: runtime });
 }
 
@@ -216,7 +217,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     {
       provide: IntentWatchStore,
       useFactory: (webhooks: ResolvedWebhooksOptions, store: IdempotencyStore, runtime: PaymentsRuntime) =>
-        webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime) : undefined,
+        webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime, webhooks.instance) : undefined,
       inject: [PAYMENTS_WEBHOOKS_OPTIONS, IdempotencyStore, PAYMENTS_RUNTIME],
     },
     PaymentsReconciler,

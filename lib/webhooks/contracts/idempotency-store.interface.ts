@@ -41,10 +41,12 @@ export interface IdempotencyStore {
   renew?(key: string, token: string, leaseMs: number): Pending<boolean>;
   /**
    * Optional: a watch list for the reconciler (`webhooks.reconcile`) in this store's engine, so that the
-   * instances sharing this store share it too. The built-in stores have one; without it the reconciler
-   * keeps its list in memory (one instance only).
+   * processes of one instance share it. `instance` is the module instance's name (undefined for the
+   * unnamed one): the list and its sweeper lease belong to that instance alone, never shared with
+   * another instance using the same store (they hold other accounts' intents). The built-in stores have
+   * one; without it the reconciler keeps its list in memory (one process only).
    */
-  intentWatchStore?(): IntentWatchStore;
+  intentWatchStore?(instance?: string): IntentWatchStore;
   /** Optional: release resources on application shutdown. */
   close?(): Promise<void>;
   /**

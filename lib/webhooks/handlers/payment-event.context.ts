@@ -1,5 +1,6 @@
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import { PaymentsError } from '../../errors/payments.errors.js';
+import { isUuid } from '../../core/payments.uuid.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
 
 /** What `retrieveIntent()` needs from the API client (`PaymentsService` provides it). */
@@ -22,9 +23,6 @@ export class PaymentEventIntentMissingError extends PaymentsError {
   }
 }
 
-/** A UUID in any letter case: what the service's intent ids are (checked before an id keys anything). */
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The id of the intent `value` names (an id, or an object with one), canonical: lower-cased, and only
  * when it has a UUID's shape, so that `ABC...` and `abc...` claim and forget the same keys and nothing
@@ -32,7 +30,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  */
 export const intentId = (value: unknown): string | undefined => {
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : value;
-  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : undefined;
+  return isUuid(id) ? id.toLowerCase() : undefined;
 };
 
 /**

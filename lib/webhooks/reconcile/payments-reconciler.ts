@@ -11,6 +11,7 @@ import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js'
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
+import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,
@@ -33,6 +34,8 @@ import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.opt
 import { nextCheckDelayMs } from './payments-reconcile.validator.js';
 import {
   describe,
+  formatAge,
+  keepLease,
   reconciledEvent,
   sweepLine,
   systemSleepRuntime,
@@ -43,6 +46,15 @@ import {
 export type { ReconcileClient, ReconcileSweepResult } from './reconcile-sweep.js';
 
 const SETTLED: ReadonlySet<DispatchOutcome> = new Set(['handled', 'duplicate', 'unhandled']);
+
+/** Which instance uses each watch list in this process: one list, one instance. */
+const WATCH_LIST_OWNERS = new WeakMap<IntentWatchStore, string>();
+
+/** Unanswered retrieves (network, timeout, 401/403) in a row after which a sweep stops until the next one. */
+const MAX_UNANSWERED_IN_A_ROW = 3;
+
+/** What one check asks of the sweep: go on (undefined), count an unanswered retrieve, or stop. */
+type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
 
 /**
  * Closes the loop for intents whose terminal webhook never came (`webhooks.reconcile`): watches the
@@ -63,6 +75,10 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   private timer: ReturnType<typeof setInterval> | undefined;
   private unsubscribe: (() => void) | undefined;
   private running: Promise<ReconcileSweepResult> | undefined;
+  /** The module instance's name ('default' for the unnamed one). */
+  private readonly instance: string;
+  /** 401/403 to retrieves: one line per window, not one per intent. */
+  private readonly authLog: WebhookLogSampler;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
@@ -75,12 +91,26 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks.reconcile;
     this.listener = webhooks.deliveryListener;
+    this.instance = webhooks.instance ?? 'default';
+    this.authLog = new WebhookLogSampler({ write: (line) => this.logger.error(line), now: () => this.runtime.now() });
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
   onApplicationBootstrap(): void {
     const options = this.options;
     if (!options) return;
+    const owner = WATCH_LIST_OWNERS.get(this.store);
+    if (owner !== undefined && owner !== this.instance) {
+      throw new PaymentsConfigurationError(
+        'webhooks.reconcile.store',
+        `is the watch list of the instance '${owner}' too: a watch list and its sweeper lease belong to one instance (its API key retrieves only its own intents)`,
+        'give each instance its own IntentWatchStore, or omit reconcile.store (each instance then gets its own in the idempotency store engine)',
+      );
+    }
+    WATCH_LIST_OWNERS.set(this.store, this.instance);
+    this.logger.log(
+      `Reconciliation on: first check ${options.afterMs / 1000} s after an intent is created, a sweep every ${options.everyMs / 1000} s (one sweeper at a time for this instance), at most ${Math.round(100_000 / options.minRetrieveGapMs) / 100} retrieves/s in batches of ${options.batchSize}, given up after ${formatAge(options.maxAgeMs)}; watch list: ${this.store.constructor?.name ?? 'custom'}`,
+    );
     this.unsubscribe = this.client.onIntentCreated?.((kind, intent, created) => {
       const wanted = options.watch === 'all' ? created.reconcile !== false : created.reconcile === true;
       if (!wanted) return undefined;
@@ -94,6 +124,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.options && WATCH_LIST_OWNERS.get(this.store) === this.instance) WATCH_LIST_OWNERS.delete(this.store);
     this.unsubscribe?.();
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.running?.catch(() => undefined);
@@ -149,7 +180,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     };
     if (!this.options) return result;
     const { batchSize, minRetrieveGapMs, everyMs } = this.options;
-    // Held for the longest a sweep can take, and a sweep interval more.
+    // Held for the longest a sweep should take, and a sweep interval more; renewed while it runs.
     const leaseMs = batchSize * minRetrieveGapMs + 2 * everyMs;
     let due: WatchedIntent[];
     try {
@@ -162,23 +193,39 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       );
       return { ...result, stopped: 'store_unavailable' };
     }
-    for (let i = 0; i < due.length; i++) {
-      if (i > 0) await this.runtime.sleep(minRetrieveGapMs);
-      const stopped = await this.check(due[i]!, result).catch((error: unknown) => {
-        this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
-        return 'store_unavailable' as const;
-      });
-      if (stopped) {
-        result.stopped = stopped;
-        break;
+    const lease = keepLease(this.store, this.owner, leaseMs, () => this.runtime.now());
+    try {
+      let unanswered = 0;
+      for (let i = 0; i < due.length; i++) {
+        if (i > 0) await this.runtime.sleep(minRetrieveGapMs);
+        // Another instance may sweep once this one's lease is gone: stop rather than check twice.
+        if (!(await lease.held())) {
+          result.stopped = 'lease_lost';
+          break;
+        }
+        const outcome = await this.check(due[i]!, result).catch((error: unknown) => {
+          this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
+          return 'store_unavailable' as const;
+        });
+        unanswered = outcome === 'unanswered' ? unanswered + 1 : 0;
+        // The service (or the network) is down, or rate-limits: each intent tried is rescheduled on its
+        // own cadence; the rest wait for the next sweep rather than hammering it.
+        const stopped =
+          outcome === 'unanswered' ? (unanswered >= MAX_UNANSWERED_IN_A_ROW ? 'unavailable' : undefined) : outcome;
+        if (stopped) {
+          result.stopped = stopped;
+          break;
+        }
       }
+    } finally {
+      lease.stop();
     }
     if (result.checked > 0 || result.stopped) this.logger.log(sweepLine(result));
     return result;
   }
 
   /** Retrieves one intent and acts on its state; a reason to stop the sweep, or undefined. */
-  private async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<ReconcileSweepResult['stopped']> {
+  private async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<CheckOutcome> {
     result.checked++;
     let retrieved: PaymentIntent | SetupIntent;
     try {
@@ -211,32 +258,20 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       if (ran) this.logger.log(`Reconciled ${intent.kind} ${intent.id}: ${state}, no webhook had come; handlers ran`);
       return undefined;
     }
-    if (now - intent.createdAt >= options.maxAgeMs) {
-      await this.store.forget(intent.id);
-      result.gaveUp++;
-      this.report(intent, state, 'gave_up');
-      this.logger.warn(
-        `Reconciliation gave up on ${intent.kind} ${intent.id}: still ${state} after ${Math.round((now - intent.createdAt) / 3_600_000)} h (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
-      );
-      return undefined;
-    }
-    await this.reschedule(intent, now);
-    result.pending++;
+    await this.backOff(intent, now, result, state);
     return undefined;
   }
 
+  /**
+   * A retrieve that failed: that intent alone backs off (rescheduled on its cadence, or given up past
+   * `maxAgeSeconds`), and the sweep goes on with the others, except after a 429 (the service asks every
+   * caller to slow down) or a few unanswered retrieves in a row.
+   */
   private async retrieveFailed(
     intent: WatchedIntent,
     result: ReconcileSweepResult,
     error: unknown,
-  ): Promise<ReconcileSweepResult['stopped']> {
-    if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
-    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
-      this.logger.error(
-        `Reconciliation stopped: the service answered ${error.status} to a retrieve (check the API key's rights); next sweep in ${this.#options.everyMs / 1000} s`,
-      );
-      return 'unauthorized';
-    }
+  ): Promise<CheckOutcome> {
     if (error instanceof PaymentsApiError && error.status === 404) {
       await this.store.forget(intent.id);
       result.gone++;
@@ -246,12 +281,37 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       );
       return undefined;
     }
-    if (error instanceof PaymentsApiError) {
-      await this.reschedule(intent, this.runtime.now());
-      result.pending++;
-      return undefined;
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
+      this.authLog.log(
+        'unauthorized',
+        `Reconciliation: the service answered ${error.status} to a retrieve of ${intent.kind} ${intent.id} (check the API key's rights); that intent is checked again later`,
+      );
     }
-    return 'unavailable'; // no answer (network, timeout): the whole sweep waits for the next one
+    await this.backOff(intent, this.runtime.now(), result, undefined);
+    if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) return 'unanswered';
+    if (error instanceof PaymentsApiError) return undefined;
+    return 'unanswered'; // no answer (network, timeout)
+  }
+
+  /** Not settled yet: checked again on its cadence, or given up once older than `maxAgeSeconds`. */
+  private async backOff(
+    intent: WatchedIntent,
+    now: number,
+    result: ReconcileSweepResult,
+    state: string | undefined,
+  ): Promise<void> {
+    if (now - intent.createdAt < this.#options.maxAgeMs) {
+      await this.reschedule(intent, now);
+      result.pending++;
+      return;
+    }
+    await this.store.forget(intent.id);
+    result.gaveUp++;
+    this.report(intent, state, 'gave_up');
+    this.logger.warn(
+      `Reconciliation gave up on ${intent.kind} ${intent.id}: ${state === undefined ? 'its state could not be retrieved' : `still ${state}`} after ${formatAge(now - intent.createdAt)} (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
+    );
   }
 
   private async reschedule(intent: WatchedIntent, now: number): Promise<void> {

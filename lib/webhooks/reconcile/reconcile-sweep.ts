@@ -1,8 +1,9 @@
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import type { CreatedIntentListener } from '../../client/payments-created-intents.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
-import type { WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
+import type { IntentWatchStore, WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import { uuidV5 } from '../../core/payments.uuid.js';
 
 /** What the reconciler needs of the API client (`PaymentsService`). */
 export interface ReconcileClient {
@@ -26,7 +27,13 @@ export interface ReconcileSweepResult {
   gaveUp: number;
   /** The service answered 404: no longer watched. */
   gone: number;
-  stopped?: 'rate_limited' | 'unauthorized' | 'unavailable' | 'store_unavailable';
+  /**
+   * `rate_limited`: a 429 after the client's retries; `unavailable`: three retrieves in a row got no
+   * answer (network, timeout) or a 401/403; `store_unavailable`: the watch store failed; `lease_lost`:
+   * the sweeper lease could not be kept (another instance may sweep now). Each intent tried was
+   * rescheduled on its own cadence.
+   */
+  stopped?: 'rate_limited' | 'unauthorized' | 'unavailable' | 'store_unavailable' | 'lease_lost';
 }
 
 export const systemSleepRuntime: PaymentsRuntime = {
@@ -35,14 +42,26 @@ export const systemSleepRuntime: PaymentsRuntime = {
   random: () => Math.random(),
 };
 
-/** The event of a terminal state the reconciler found: the retrieved intent as its data, no event id. */
+/**
+ * Namespace of the ids of reconciled events: `uuidV5('payment_intent:<id>:<state>', this)`. A fixed
+ * random UUID of this package, so no other name-based id shares it.
+ */
+export const RECONCILED_EVENT_NAMESPACE = '6f1d4c1e-8f0a-4d6b-9a57-2c8e3b9d7a41';
+
+/**
+ * The event of a terminal state the reconciler found: the retrieved intent as its data. Its `id` is
+ * stable for that (intent, state), `uuidV5('<kind>:<intent id>:<state>', RECONCILED_EVENT_NAMESPACE)`:
+ * a handler that keys its effect on `event.id` sees one id per occurrence, however many sweeps find it,
+ * and never a real event's (the service's ids are not derived from this namespace; a version-5 id never
+ * equals a random one). `webhook_id` is empty: no endpoint delivered it; `ctx.source` is `'reconciliation'`.
+ */
 export function reconciledEvent(
   kind: WatchedIntentKind,
   state: string,
   intent: PaymentIntent | SetupIntent,
 ): PaymentEvent {
   return {
-    id: '',
+    id: uuidV5(`${kind}:${String(intent.id).toLowerCase()}:${state}`, RECONCILED_EVENT_NAMESPACE),
     webhook_id: '',
     event: `${kind}.${state}`,
     data: { [kind]: intent },
@@ -57,4 +76,57 @@ export function sweepLine(r: ReconcileSweepResult): string {
 
 export function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : typeof error;
+}
+
+/** `45 s`, `12 min`, `5 h`, `3 d`: an intent's age in a log line. */
+export function formatAge(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds < 120) return `${seconds} s`;
+  if (seconds < 2 * 3600) return `${Math.round(seconds / 60)} min`;
+  if (seconds < 2 * 86_400) return `${Math.round(seconds / 3600)} h`;
+  return `${Math.round(seconds / 86_400)} d`;
+}
+
+/** The sweeper lease, renewed every third of its length while a sweep runs. */
+export interface KeptLease {
+  /**
+   * Before each check: renews the lease when a third of it has passed (by the runtime's clock); false
+   * once a renewal was refused or failed (another instance may sweep now: stop).
+   */
+  held(): Promise<boolean>;
+  stop(): void;
+}
+
+/**
+ * Keeps `owner`'s sweeper lease while a sweep runs, so that a sweep slower than its lease never lets a
+ * second instance check the same intents: renewed before a check once a third of it has passed, and
+ * by an unref()ed timer during a long check (a slow handler).
+ */
+export function keepLease(
+  store: Pick<IntentWatchStore, 'lease'>,
+  owner: string,
+  leaseMs: number,
+  now: () => number,
+): KeptLease {
+  let lost = false;
+  let renewedAt = now();
+  const everyMs = Math.max(1, Math.floor(leaseMs / 3));
+  const renew = async (): Promise<void> => {
+    const started = now();
+    try {
+      if (await store.lease(owner, leaseMs)) renewedAt = Math.max(renewedAt, started);
+      else lost = true;
+    } catch {
+      lost = true;
+    }
+  };
+  const timer = setInterval(() => void renew(), everyMs);
+  timer.unref?.();
+  return {
+    held: async () => {
+      if (!lost && now() - renewedAt >= everyMs) await renew();
+      return !lost;
+    },
+    stop: () => clearInterval(timer),
+  };
 }

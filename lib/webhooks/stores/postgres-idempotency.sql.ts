@@ -63,10 +63,14 @@ RETURNING key, attempt`,
     // $1 key, $2 token, $3 retention ms.
     complete: `UPDATE ${t} SET done = true, owner = NULL, lease_until = NULL, expires_at = ${now} + $3::float8 * interval '1 millisecond'
 WHERE key = $1 AND owner = $2 AND NOT done AND expires_at > ${now}`,
-    // $1 keys, $2 tokens, $3 retention ms (arrays, keys distinct).
-    completeMany: `UPDATE ${t} AS s SET done = true, owner = NULL, lease_until = NULL, expires_at = ${now} + b.retention * interval '1 millisecond'
+    // $1 keys, $2 tokens, $3 retention ms (arrays, keys distinct). The rows are locked first, in key
+    // order (`l`, materialized before any row is updated), as the grouped claim inserts them: an UPDATE
+    // ... FROM alone locks in whatever order its plan visits them, and two processes completing and
+    // claiming overlapping keys then deadlock (40P01).
+    completeMany: `WITH l AS MATERIALIZED (SELECT key FROM ${t} WHERE key = ANY($1::text[]) ORDER BY key FOR UPDATE)
+UPDATE ${t} AS s SET done = true, owner = NULL, lease_until = NULL, expires_at = ${now} + b.retention * interval '1 millisecond'
 FROM unnest($1::text[], $2::uuid[], $3::float8[]) AS b(key, owner, retention)
-WHERE s.key = b.key AND s.owner = b.owner AND NOT s.done AND s.expires_at > ${now}`,
+WHERE s.key = b.key AND s.key IN (SELECT key FROM l) AND s.owner = b.owner AND NOT s.done AND s.expires_at > ${now}`,
     release: `UPDATE ${t} SET owner = NULL, lease_until = NULL WHERE key = $1 AND owner = $2 AND NOT done`,
     // $1 key, $2 token, $3 lease ms. The row outlives the lease it extends.
     renew: `UPDATE ${t} SET lease_until = ${now} + $3::float8 * interval '1 millisecond',

@@ -19,7 +19,7 @@ import {
   postgresIdempotencyStoreSchema,
 } from './postgres-idempotency.sql.js';
 import { postgresIdempotencyStatements, type PostgresIdempotencyStatements } from './postgres-idempotency.batches.js';
-import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
+import { intentWatchTable, PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
 
 export { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE, postgresIdempotencyStoreSchema } from './postgres-idempotency.sql.js';
 
@@ -226,9 +226,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   /** Waits for a background clean-up batch, if one runs. The pool belongs to the caller: it stays open. */
-  /** The reconciler's watch list in the same database (table `payments_watched_intents`). */
-  intentWatchStore(): PostgresIntentWatchStore {
-    return new PostgresIntentWatchStore(this.pool);
+  /**
+   * The reconciler's watch list of one module instance in the same database: table
+   * `payments_watched_intents`, or `intentWatchTable(instance)` for a named instance.
+   */
+  intentWatchStore(instance?: string): PostgresIntentWatchStore {
+    return new PostgresIntentWatchStore(this.pool, { table: intentWatchTable(instance) });
   }
 
   async close(): Promise<void> {

@@ -1,8 +1,25 @@
+import { createHash } from 'node:crypto';
 import { quotePostgresTable, runPostgresSchema, type PostgresQueryable } from '../../postgres/postgres-sql.util.js';
 import type { IntentWatchStore, WatchedIntent, WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
 
 /** Default table of the watched intents; the lease lives in `<table>_lease`. */
 export const DEFAULT_INTENT_WATCH_TABLE = 'payments_watched_intents';
+
+/**
+ * The watch table of a module instance: `payments_watched_intents` for the unnamed one,
+ * `payments_watched_intents_<name>` for a named one (lower case; a name with other characters than
+ * `a-z 0-9 _`, or a long one, gets them replaced and a hash of the name appended, so two names never
+ * share a table).
+ */
+export function intentWatchTable(instance?: string): string {
+  if (instance === undefined) return DEFAULT_INTENT_WATCH_TABLE;
+  const plain = instance.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const suffix =
+    plain === instance && plain.length <= 30
+      ? plain
+      : `${plain.slice(0, 20)}_${createHash('sha256').update(instance).digest('hex').slice(0, 8)}`;
+  return `${DEFAULT_INTENT_WATCH_TABLE}_${suffix}`;
+}
 
 /**
  * The SQL that creates the tables of `PostgresIntentWatchStore` (idempotent: `IF NOT EXISTS`). Run it

@@ -193,9 +193,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return { done: `${base}:done`, lease: `${base}:lease`, state: `${base}:state` };
   }
 
-  /** The reconciler's watch list on the same Redis, under the same key prefix. */
-  intentWatchStore(): RedisIntentWatchStore {
-    return new RedisIntentWatchStore(this.redis, { keyPrefix: this.keyPrefix });
+  /** The reconciler's watch list of one module instance on the same Redis, under the same key prefix. */
+  intentWatchStore(instance?: string): RedisIntentWatchStore {
+    return new RedisIntentWatchStore(this.redis, { keyPrefix: this.keyPrefix, instance });
   }
 
   /** EVALSHA, and EVAL once when the server does not have the script cached (restart, SCRIPT FLUSH). */

@@ -1,7 +1,8 @@
 import type { IntentWatchStore, WatchedIntent, WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
 import type { RedisScriptClient } from './redis-idempotency.store.js';
 
-// Every key carries the hash tag {watch}: one slot, so the scripts run on a Redis Cluster too.
+// Every key of one instance's list carries one hash tag ({watch}, or {watch:<instance>} for a named
+// instance): one slot, so the scripts run on a Redis Cluster too.
 const WATCH = `local added = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
 if added == 1 then redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1]) end
 return added`;
@@ -29,7 +30,8 @@ return 0`;
 /**
  * The reconciler's watch list on Redis (single node or Cluster), beside `RedisIdempotencyStore`: a
  * sorted set by next check time, a hash of the intents, and the sweeper lease (`SET ... PX`, timed by
- * Redis). Give it the same client; `keyPrefix` defaults to `'payments:'`.
+ * Redis). Give it the same client; `keyPrefix` defaults to `'payments:'`. A named module instance
+ * (`instance`) has a list and a lease of its own: `<keyPrefix>{watch:<instance>}:due`, `:intents`, `:lease`.
  */
 export class RedisIntentWatchStore implements IntentWatchStore {
   readonly #due: string;
@@ -38,9 +40,10 @@ export class RedisIntentWatchStore implements IntentWatchStore {
 
   constructor(
     private readonly redis: RedisScriptClient,
-    options: { keyPrefix?: string } = {},
+    options: { keyPrefix?: string; instance?: string } = {},
   ) {
-    const prefix = `${options.keyPrefix ?? 'payments:'}{watch}`;
+    const tag = options.instance === undefined ? 'watch' : `watch:${options.instance}`;
+    const prefix = `${options.keyPrefix ?? 'payments:'}{${tag}}`;
     this.#due = `${prefix}:due`;
     this.#data = `${prefix}:intents`;
     this.#lease = `${prefix}:lease`;

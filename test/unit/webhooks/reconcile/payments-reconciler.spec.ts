@@ -212,7 +212,7 @@ describe('PaymentsReconciler', () => {
     ]);
   });
 
-  it('a 429 during a sweep stops it; the intents stay due and the next sweep checks them', async () => {
+  it('a 429 during a sweep stops it; that intent backs off on its cadence, the others stay due for the next sweep', async () => {
     const reconciler = reconcilerOn();
     const [a, b] = [randomUUID(), randomUUID()];
     await reconciler.watch('payment_intent', a);
@@ -232,7 +232,53 @@ describe('PaymentsReconciler', () => {
     expect(await reconciler.sweep()).toMatchObject({ checked: 1, reconciled: 0, stopped: 'rate_limited' });
     expect(watchList.list()).toHaveLength(2);
     service.failures.clear();
-    expect(await reconciler.sweep()).toMatchObject({ checked: 2, reconciled: 2 });
+    expect(await reconciler.sweep()).toMatchObject({ checked: 1, reconciled: 1 });
+    clock.ms += MINUTE;
+    expect(await reconciler.sweep()).toMatchObject({ checked: 1, reconciled: 1 });
+    expect(watchList.list()).toEqual([]);
+  });
+
+  it('an intent whose retrieve never answers backs off on its own: the intents behind it are checked in the same sweep', async () => {
+    const reconciler = reconcilerOn();
+    const [stuck, paid, other] = [randomUUID(), randomUUID(), randomUUID()];
+    for (const id of [stuck, paid, other]) await reconciler.watch('payment_intent', id);
+    service.states.set(paid, 'succeeded').set(other, 'requires_payment_method');
+    service.failures.set(
+      stuck,
+      Object.assign(new Error('timeout of 10000ms exceeded'), { name: 'PaymentsConnectionError' }),
+    );
+    clock.ms += MINUTE;
+    for (let sweep = 0; sweep < 3; sweep++) {
+      await reconciler.sweep();
+      clock.ms += MINUTE;
+    }
+    expect(runs.filter((run) => run.intent === paid)).toHaveLength(2); // both handlers, once each
+    expect(
+      watchList
+        .list()
+        .map((intent) => intent.id)
+        .sort(),
+    ).toEqual([other, stuck].sort());
+    // Past maxAgeSeconds the stuck intent is given up like any other, its state unknown.
+    clock.ms += 3 * 24 * 3600 * 1000;
+    await reconciler.sweep();
+    expect(watchList.list()).toEqual([]);
+    expect(records).toContainEqual(expect.objectContaining({ intentId: stuck, outcome: 'gave_up' }));
+  });
+
+  it('three unanswered retrieves in a row stop the sweep (the service is down); each is rescheduled on its own', async () => {
+    const reconciler = reconcilerOn();
+    const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
+    for (const id of ids) {
+      await reconciler.watch('payment_intent', id);
+      service.failures.set(id, new Error('ECONNREFUSED'));
+    }
+    clock.ms += MINUTE;
+    expect(await reconciler.sweep()).toMatchObject({ checked: 3, pending: 3, stopped: 'unavailable' });
+    service.failures.clear();
+    ids.forEach((id) => service.states.set(id, 'succeeded'));
+    // The fourth, never tried, is first in the next sweep; the three tried come back a minute later.
+    expect(await reconciler.sweep()).toMatchObject({ checked: 1, reconciled: 1 });
   });
 
   it('an intent the service no longer knows (404) is no longer watched, and reported gone', async () => {
@@ -245,7 +291,7 @@ describe('PaymentsReconciler', () => {
     expect(records).toEqual([expect.objectContaining({ intentId: id, outcome: 'gone' })]);
   });
 
-  it('a 403 stops the sweep with an error line naming the status; nothing is forgotten', async () => {
+  it('a 403 backs that intent off with an error line naming the status; nothing is forgotten', async () => {
     const reconciler = reconcilerOn();
     const id = randomUUID();
     await reconciler.watch('payment_intent', id);
@@ -254,7 +300,7 @@ describe('PaymentsReconciler', () => {
       new PaymentsPermissionError({ status: 403, method: 'GET', path: `/payment_intents/${id}`, body: {} } as never),
     );
     clock.ms += MINUTE;
-    expect(await reconciler.sweep()).toMatchObject({ stopped: 'unauthorized' });
+    expect(await reconciler.sweep()).toMatchObject({ checked: 1, pending: 1 });
     expect(watchList.list()).toHaveLength(1);
     expect(logger.lines.some((line) => line.level === 'error' && line.message.includes('answered 403'))).toBe(true);
   });
