@@ -20,6 +20,8 @@ export interface HandlerRun {
    * is only held while the handler runs).
    */
   second?: { key: string; token: string; keep: boolean };
+  /** Completed after a successful run of a state that may recur: `kind:intentId:state:seen:handlerId`. */
+  seen?: string;
 }
 
 /** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */

@@ -156,14 +156,27 @@ export class PaymentEventsDispatcher {
     const occurrence = meta.occurrence;
     if (occurrence === undefined) return this.claimAndRun({ handler, event, key: eventKey }, meta);
     const occurrenceKey = `${this.keyPrefix}${occurrence.key}:${handler.id}`;
-    // The reconciler knows no event id: its claim is the occurrence alone.
-    if (meta.source === 'reconciliation') return this.claimAndRun({ handler, event, key: occurrenceKey }, meta);
+    // Done by a webhook that a release handled as a state that may recur (not terminal then).
+    const seenKey = `${this.keyPrefix}${occurrence.key}:seen:${handler.id}`;
+    // The reconciler knows no event id: its claim is the occurrence, and a webhook of that state that
+    // ran while the state was not terminal counts as done.
+    if (meta.source === 'reconciliation') {
+      return this.claimAndRun(
+        { handler, event, key: occurrenceKey, second: { key: seenKey, token: '', keep: false } },
+        meta,
+      );
+    }
     // A webhook: both keys, so that a run recorded under either (by a release whose options keyed it
     // the other way, or by the reconciler) is a duplicate. The terminal occurrence first: it is the
     // reconciler's key, and the one the inbox records.
-    const [key, other] = occurrence.terminal ? [occurrenceKey, eventKey] : [eventKey, occurrenceKey];
+    if (occurrence.terminal) {
+      return this.claimAndRun(
+        { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } },
+        meta,
+      );
+    }
     return this.claimAndRun(
-      { handler, event, key, second: { key: other, token: '', keep: occurrence.terminal } },
+      { handler, event, key: eventKey, second: { key: occurrenceKey, token: '', keep: false }, seen: seenKey },
       meta,
     );
   }
@@ -298,12 +311,22 @@ export class PaymentEventsDispatcher {
     );
   }
 
-  /** After a successful run: the second key kept done (event id, terminal occurrence) or let go (a state that may recur). */
+  /**
+   * After a successful run: the second key kept done (event id, terminal occurrence) or let go (a state
+   * that may recur); and for such a state, its `seen` key done, so that a later release which counts
+   * the state as terminal does not reconcile it again.
+   */
   private finishSecond(run: HandlerRun): Pending<unknown> {
     const second = run.second!;
     if (second.keep) return this.store.complete(second.key, second.token, this.retentionMs);
     this.releaseQuietly(second.key, second.token, run);
-    return undefined;
+    const seen = run.seen;
+    if (seen === undefined) return undefined;
+    return settle(
+      () => this.store.claim(seen, this.leaseMs),
+      (claim) => (claim.status === 'claimed' ? this.store.complete(seen, claim.token, this.retentionMs) : undefined),
+      (error) => new PendingRejection(error),
+    );
   }
 
   /** Lets a claim go; a failure is retried in the background (else the lease ends after claimTtlSeconds). */

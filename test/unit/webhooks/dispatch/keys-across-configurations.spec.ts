@@ -94,6 +94,20 @@ describe('claims that survive a change of configuration between releases', () =>
     expect(runs).toEqual([event.id]);
   });
 
+  it('a state a webhook ran while it was not terminal is a duplicate for the reconciler of a release that made it terminal', () => {
+    const { release, runs } = releases(new MemoryIdempotencyStore({ now: runtime }));
+    const event = createPaymentEvent('payment_intent.errored_sale');
+    expect(release({ reconcile: {} }).dispatch(event, { receivedAt })).toMatchObject({ outcome: 'handled' });
+    const next = release({
+      reconcile: { terminalStates: { payment_intent: ['succeeded', 'cancelled', 'errored_sale'] } },
+    });
+    expect(next.dispatch(reconciled(event), { receivedAt, source: 'reconciliation' })).toMatchObject({
+      outcome: 'duplicate',
+    });
+    expect(next.dispatch(event, { receivedAt })).toMatchObject({ outcome: 'duplicate' });
+    expect(runs).toEqual([event.id]);
+  });
+
   it('a state that may recur (not terminal) runs for each of its events', () => {
     const { release, runs } = releases(new MemoryIdempotencyStore({ now: runtime }));
     const intent = { id: 'a1b2c3d4-0000-4000-8000-000000000001' };
