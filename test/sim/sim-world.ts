@@ -1,0 +1,592 @@
+import 'reflect-metadata';
+import {
+  PaymentsApiError,
+  PaymentsConnectionError,
+  PaymentsRateLimitError,
+  type PaymentEvent,
+  type PaymentEventContext,
+  type PaymentIntent,
+} from '../../lib/index.js';
+import type { PaymentsRuntime } from '../../lib/testing/index.js';
+import { PaymentEventsRegistry, PaymentsReconciler } from '../../lib/webhooks/index.js';
+import type {
+  DispatchMeta,
+  DispatchResult,
+  PaymentEventsDispatch,
+} from '../../lib/webhooks/contracts/dispatch-result.types.js';
+import { PaymentEventsDispatcher } from '../../lib/webhooks/dispatch/payment-events.dispatcher.js';
+import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
+import { intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.providers.js';
+import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
+import { standardWebhooksVerifier } from '../../lib/index.js';
+import { SimEngine, SimIdempotencyStore } from './sim-engine.js';
+import { SimRandom } from './sim-random.js';
+
+/*
+ * The world of the whole-system simulation: a payment service with one account per module instance,
+ * processes that each run every instance (a release: reconciliation on or off, its terminal states),
+ * one shared engine, and the invariants, checked as effects happen and at quiescence.
+ */
+
+/** The module instances of every process: the unnamed one and a named one, sharing the engine. */
+export const INSTANCES = ['default', 'eu'] as const;
+export type InstanceName = (typeof INSTANCES)[number];
+
+const RECONCILE = {
+  afterSeconds: 3,
+  everySeconds: 2,
+  cadence: [
+    { untilAgeSeconds: 30, everySeconds: 3 },
+    { untilAgeSeconds: Number.POSITIVE_INFINITY, everySeconds: 10 },
+  ],
+  maxAgeSeconds: 300,
+  batchSize: 4,
+  maxRetrievesPerSecond: 4,
+};
+
+/** The releases a rolling deploy moves between. */
+export const RELEASES = [
+  { label: 'reconcile off', reconcile: undefined },
+  { label: 'reconcile on', reconcile: RECONCILE },
+  {
+    label: 'reconcile on, succeeded only',
+    reconcile: { ...RECONCILE, terminalStates: { payment_intent: ['succeeded'] } },
+  },
+  {
+    label: 'reconcile on, errored_sale terminal',
+    reconcile: { ...RECONCILE, terminalStates: { payment_intent: ['succeeded', 'cancelled', 'errored_sale'] } },
+  },
+] as const;
+export type Release = (typeof RELEASES)[number];
+
+/** Handlers of every instance: the terminal states, and one of every state (some recur). */
+const HANDLERS = [
+  { id: 'Shop.paid', patterns: ['payment_intent.succeeded'] },
+  { id: 'Shop.released', patterns: ['payment_intent.cancelled'] },
+  { id: 'Audit.any', patterns: ['payment_intent.*'] },
+] as const;
+
+/** States an intent moves through: some recur, the last one is where it stays. */
+const RECURRING = ['requires_payment_method', 'requires_confirmation'];
+const FINAL = ['succeeded', 'cancelled', 'errored_sale'];
+/** The terminal states of the release every process runs at quiescence (the defaults). */
+const FINAL_TERMINAL = ['succeeded', 'cancelled'];
+
+interface SimIntent {
+  instance: InstanceName;
+  id: string;
+  state: string;
+  /** Retrieves of it never answer (a timeout each time). */
+  stuck: boolean;
+  createdBy: number;
+  /** When the process created it, the release's reconciliation was on (it should be watched). */
+  watchWanted: boolean;
+}
+
+interface SimEvent {
+  instance: InstanceName;
+  id: string;
+  intent: string;
+  state: string;
+  /** The service never delivers it (what reconciliation is for). */
+  lost: boolean;
+  delivered: boolean;
+}
+
+/** A delivery or reconciliation in flight: the effects its handlers wrote before it answered. */
+interface DispatchTrace {
+  proc: SimProcess;
+  effects: string[];
+}
+
+export interface Violation {
+  kind: string;
+  detail: string;
+  /** An intent id, to cut the trace down to what concerns it. */
+  intent?: string;
+}
+
+class SimProcess {
+  alive = true;
+  readonly dispatchers = new Map<InstanceName, PaymentEventsDispatcher>();
+  readonly reconcilers = new Map<InstanceName, PaymentsReconciler>();
+  readonly createdListeners = new Map<InstanceName, CreatedIntentListener>();
+  constructor(
+    readonly id: number,
+    readonly release: Release,
+  ) {}
+}
+
+export interface SimSettings {
+  processes: number;
+  intentsPerInstance: number;
+  chaosMs: number;
+  quietMs: number;
+  storeFaults: number;
+  crashes: number;
+  deploys: number;
+}
+
+export const DEFAULT_SETTINGS: SimSettings = {
+  processes: 3,
+  intentsPerInstance: 8,
+  chaosMs: 90_000,
+  quietMs: 420_000,
+  storeFaults: 0.03,
+  crashes: 3,
+  deploys: 2,
+};
+
+export class SimWorld {
+  readonly random: SimRandom;
+  readonly engine: SimEngine;
+  readonly trace: string[] = [];
+  readonly violations: Violation[] = [];
+  readonly intents = new Map<string, SimIntent>();
+  readonly events: SimEvent[] = [];
+  readonly processes: SimProcess[] = [];
+  /** Effects by `instance|occurrence|handler`: a terminal state's occurrence is `intent:state`, another state's the event id. */
+  readonly effects = new Map<string, number>();
+  /** Effects that may legitimately run again: written, then the process died or the store lost the completion. */
+  readonly excused = new Map<string, number>();
+  /** Event id seen by handlers -> the occurrence it stood for (one id, one occurrence). */
+  readonly eventIds = new Map<string, string>();
+  /** The terminal states every release in this run has used (to know which states are once-only). */
+  private readonly inFlight = new WeakMap<object, DispatchTrace>();
+  private readonly openTraces = new Set<DispatchTrace>();
+  private nextProcess = 0;
+  private readonly runtime: PaymentsRuntime;
+
+  constructor(
+    readonly seed: number,
+    readonly settings: SimSettings = DEFAULT_SETTINGS,
+  ) {
+    this.random = new SimRandom(seed);
+    this.engine = new SimEngine(this.random);
+    this.runtime = {
+      now: () => Date.now(),
+      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+      random: () => this.random.next(),
+    };
+  }
+
+  log(line: string): void {
+    this.trace.push(`${new Date(Date.now()).toISOString().slice(11, 23)} ${line}`);
+  }
+
+  violate(violation: Violation): void {
+    this.violations.push(violation);
+    this.log(`VIOLATION ${violation.kind}: ${violation.detail}`);
+  }
+
+  // --- processes -----------------------------------------------------------------------------------
+
+  start(release: Release): SimProcess {
+    const proc = new SimProcess(this.nextProcess++, release);
+    this.processes.push(proc);
+    this.log(`process ${proc.id} starts (${release.label})`);
+    const alive = () => proc.alive;
+    for (const instance of INSTANCES) {
+      const webhooks = validateWebhooksOptions(
+        {
+          verifier: standardWebhooksVerifier({ secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
+          store: new SimIdempotencyStore(this.engine, alive),
+          claimTtlSeconds: 20,
+          ...(release.reconcile ? { reconcile: release.reconcile } : {}),
+        },
+        'sandbox',
+        instance,
+      );
+      if (webhooks === false) throw new Error('unreachable');
+      const registry = new PaymentEventsRegistry();
+      for (const handler of HANDLERS) {
+        registry.register({
+          id: handler.id,
+          patterns: [...handler.patterns],
+          invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
+            this.runHandler(proc, instance, handler.id, event, ctx),
+        });
+      }
+      const client = this.client(proc, instance);
+      const watchList = webhooks.reconcile
+        ? intentWatchStoreFor(webhooks.reconcile, webhooks.store!, this.runtime, webhooks.instance)
+        : undefined;
+      const dispatcher = new PaymentEventsDispatcher(
+        registry,
+        webhooks.store!,
+        webhooks,
+        this.runtime,
+        client,
+        undefined,
+        undefined,
+        watchList,
+      );
+      proc.dispatchers.set(instance, dispatcher);
+      if (watchList) {
+        const reconciler = new PaymentsReconciler(
+          webhooks,
+          watchList,
+          this.traced(proc, dispatcher),
+          client,
+          this.runtime,
+        );
+        reconciler.onApplicationBootstrap();
+        proc.reconcilers.set(instance, reconciler);
+      }
+    }
+    return proc;
+  }
+
+  crash(proc: SimProcess): void {
+    if (!proc.alive) return;
+    proc.alive = false;
+    this.log(`process ${proc.id} crashes`);
+    // What it wrote and had not recorded as complete may run again: the at-least-once window.
+    for (const trace of this.openTraces) {
+      if (trace.proc !== proc) continue;
+      for (const effect of trace.effects) this.excuse(effect);
+      this.openTraces.delete(trace);
+    }
+    for (const reconciler of proc.reconcilers.values()) void reconciler.onApplicationShutdown();
+  }
+
+  alive(): SimProcess[] {
+    return this.processes.filter((proc) => proc.alive);
+  }
+
+  // --- the service ---------------------------------------------------------------------------------
+
+  /** What the module's client does for the reconciler: GETs this account's intent. */
+  private client(proc: SimProcess, instance: InstanceName) {
+    const retrieve = (id: string): Promise<PaymentIntent> => {
+      if (!proc.alive) return new Promise(() => undefined);
+      const intent = this.intents.get(id.toLowerCase());
+      const path = `/payment_intents/${id}`;
+      this.onRetrieve(proc, instance, id);
+      const draw = this.random.next();
+      const delay = this.random.int(5, 400);
+      return new Promise<PaymentIntent>((resolve, reject) => {
+        const answer = () => {
+          if (!proc.alive) return;
+          if (intent?.stuck) return reject(new PaymentsConnectionError('GET', path, 'ETIMEDOUT'));
+          if (draw < 0.03) return reject(new PaymentsRateLimitError({ method: 'GET', path, body: {}, attempts: 3 }));
+          if (draw < 0.06) return reject(new PaymentsApiError({ status: 502, method: 'GET', path, body: {} }));
+          if (draw < 0.08) return reject(new PaymentsConnectionError('GET', path, 'ECONNRESET'));
+          // Another account's intent is unknown to this key.
+          if (!intent || intent.instance !== instance)
+            return reject(new PaymentsApiError({ status: 404, method: 'GET', path, body: {} }));
+          resolve({ id: intent.id, state: intent.state, amount: 1000 } as PaymentIntent);
+        };
+        setTimeout(answer, intent?.stuck ? 10_000 : delay);
+      });
+    };
+    return {
+      paymentIntents: { retrieve },
+      setupIntents: { retrieve: () => Promise.reject(new Error('no setup intents in the simulation')) },
+      onIntentCreated: (listener: CreatedIntentListener) => {
+        proc.createdListeners.set(instance, listener);
+        return () => proc.createdListeners.delete(instance);
+      },
+    };
+  }
+
+  /** A process creates an intent through its client: the release's reconciler watches it. */
+  createIntent(instance: InstanceName): void {
+    const proc = this.random.pick(this.alive());
+    if (!proc) return;
+    const id = this.random.uuid();
+    const intent: SimIntent = {
+      instance,
+      id,
+      state: 'requires_payment_method',
+      stuck: this.random.chance(0.1),
+      createdBy: proc.id,
+      watchWanted: proc.release.reconcile !== undefined,
+    };
+    this.intents.set(id, intent);
+    this.log(`${instance}: process ${proc.id} creates ${id}${intent.stuck ? ' (retrieves never answer)' : ''}`);
+    void proc.createdListeners.get(instance)?.('payment_intent', { id }, {});
+  }
+
+  /** The intent moves to `state`, and the service emits that state's event (perhaps never delivered). */
+  transition(id: string, state: string): void {
+    const intent = this.intents.get(id)!;
+    intent.state = state;
+    const event: SimEvent = {
+      instance: intent.instance,
+      id: this.random.uuid(),
+      intent: id,
+      state,
+      lost: this.random.chance(0.4),
+      delivered: false,
+    };
+    this.events.push(event);
+    this.log(`${intent.instance}: ${id} -> ${state}, event ${event.id}${event.lost ? ' (lost)' : ''}`);
+    if (!event.lost) this.deliver(event, 1, this.random.int(0, 3000));
+  }
+
+  /** The service's delivery of `event`, retried until answered 2xx; sometimes sent twice at once. */
+  deliver(event: SimEvent, attempt: number, afterMs: number): void {
+    setTimeout(() => {
+      const copies = this.random.chance(0.15) ? 2 : 1;
+      for (let copy = 0; copy < copies; copy++) void this.attempt(event, attempt);
+    }, afterMs);
+  }
+
+  private async attempt(event: SimEvent, attempt: number): Promise<void> {
+    const proc = this.random.pick(this.alive());
+    const retry = () =>
+      this.deliver(event, attempt + 1, Math.min(30_000, 500 * 2 ** attempt) + this.random.int(0, 500));
+    if (!proc || this.random.chance(0.1)) return retry(); // nobody up, or the request lost on the way
+    const payload: PaymentEvent = {
+      id: this.random.chance(0.2) ? event.id.toUpperCase() : event.id,
+      webhook_id: '00000000-0000-4000-8000-000000000001',
+      event: `payment_intent.${event.state}`,
+      data: { payment_intent: { id: this.random.anyCase(event.intent), state: event.state } },
+      metadata: null,
+    } as PaymentEvent;
+    // The receiver lower-cases event ids when it parses a delivery.
+    payload.id = payload.id.toLowerCase();
+    const dispatcher = this.traced(proc, proc.dispatchers.get(event.instance)!);
+    // A process that dies mid-delivery never answers: the service's request times out, and it retries.
+    const result = await Promise.race([
+      dispatcher.dispatch(payload, { receivedAt: new Date(), deliveryAttempt: attempt }),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000)),
+    ]);
+    if (result === undefined) {
+      this.log(`${event.instance}: event ${event.id} to process ${proc.id}: no answer`);
+      return retry();
+    }
+    const status = { handled: 200, duplicate: 200, unhandled: 200, busy: 409, failed: 500, store_unavailable: 503 }[
+      result.outcome
+    ];
+    this.log(
+      `${event.instance}: event ${event.id} (${event.state}) to process ${proc.id}: ${status} ${result.outcome}`,
+    );
+    if (status === 200) {
+      event.delivered = true;
+      // An operator resends a delivered event now and then.
+      if (this.random.chance(0.1)) this.deliver(event, attempt + 1, this.random.int(1_000, 20_000));
+    } else retry();
+  }
+
+  // --- handlers and their effects ------------------------------------------------------------------
+
+  /** The dispatcher as the module gives it to its callers, noting which handler effects each call wrote. */
+  private traced(proc: SimProcess, dispatcher: PaymentEventsDispatch): PaymentEventsDispatch {
+    return {
+      dispatch: (event: PaymentEvent, meta: DispatchMeta) => {
+        const trace: DispatchTrace = { proc, effects: [] };
+        this.inFlight.set(event, trace);
+        this.openTraces.add(trace);
+        const settled = (result: DispatchResult): DispatchResult => {
+          this.openTraces.delete(trace);
+          // A handler that ran but whose completion the store did not record may run again.
+          const unrecorded = result.handlers.some(
+            (h) => h.status === 'store_unavailable' && h.durationMs !== undefined,
+          );
+          if (unrecorded) for (const effect of trace.effects) this.excuse(effect);
+          return result;
+        };
+        const result = dispatcher.dispatch(event, meta);
+        return typeof (result as Promise<DispatchResult>).then === 'function'
+          ? (result as Promise<DispatchResult>).then(settled)
+          : settled(result as DispatchResult);
+      },
+    };
+  }
+
+  private excuse(effect: string): void {
+    this.excused.set(effect, (this.excused.get(effect) ?? 0) + 1);
+  }
+
+  private async runHandler(
+    proc: SimProcess,
+    instance: InstanceName,
+    handler: string,
+    event: PaymentEvent,
+    ctx: PaymentEventContext,
+  ): Promise<void> {
+    const trace = this.inFlight.get(event);
+    if (this.random.chance(0.08)) throw new Error(`${handler} failed (simulated)`);
+    // Most handlers are quick; some outlast the claim's lease (renewed while they run).
+    const ms = this.random.chance(0.05) ? this.random.int(20_000, 45_000) : this.random.int(0, 300);
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (!proc.alive) return new Promise(() => undefined);
+    const intentId = String(
+      (event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id ?? '',
+    ).toLowerCase();
+    const state = event.event.slice('payment_intent.'.length);
+    const intent = this.intents.get(intentId);
+    if (!intent || intent.instance !== instance) {
+      this.violate({ kind: 'foreign intent', detail: `${instance} ran ${handler} for ${intentId}`, intent: intentId });
+      return;
+    }
+    const terminal = FINAL.includes(state);
+    if (ctx.source === 'reconciliation' && !terminal) {
+      this.violate({
+        kind: 'non-terminal reconciled',
+        detail: `${handler} for ${intentId} in ${state}`,
+        intent: intentId,
+      });
+    }
+    // One occurrence per final state of an intent; a recurring state's occurrence is its event.
+    const occurrence = terminal ? `${intentId}:${state}` : event.id;
+    const effect = `${instance}|${occurrence}|${handler}`;
+    const count = (this.effects.get(effect) ?? 0) + 1;
+    this.effects.set(effect, count);
+    trace?.effects.push(effect);
+    this.log(
+      `${instance}: process ${proc.id} ${handler} for ${intentId} ${state} (${ctx.source}, event ${event.id}) #${count}`,
+    );
+    if (count > 1 + (this.excused.get(effect) ?? 0)) {
+      this.violate({ kind: 'double effect', detail: `${effect} ran ${count} times`, intent: intentId });
+    }
+    // A handler keys its order on event.id (as the README's does): one id, one occurrence.
+    const seen = this.eventIds.get(`${instance}|${event.id}|${handler}`);
+    if (!/^[0-9a-f-]{36}$/.test(event.id)) {
+      this.violate({ kind: 'event id', detail: `${handler} got event id '${event.id}'`, intent: intentId });
+    } else if (seen !== undefined && seen !== occurrence) {
+      this.violate({ kind: 'event id', detail: `${event.id} stood for ${seen} and ${occurrence}`, intent: intentId });
+    }
+    this.eventIds.set(`${instance}|${event.id}|${handler}`, occurrence);
+  }
+
+  // --- the sweeper lease ---------------------------------------------------------------------------
+
+  /** Every retrieve is sent by a process holding its instance's sweeper lease in the engine. */
+  private onRetrieve(proc: SimProcess, instance: InstanceName, id: string): void {
+    const reconciler = proc.reconcilers.get(instance);
+    const owner = reconciler ? (reconciler as unknown as { owner: string }).owner : undefined;
+    const list = this.engine.watchLists.get(instance === 'default' ? '' : instance);
+    const lease = list?.lease;
+    if (!lease || lease.owner !== owner || lease.until <= Date.now()) {
+      this.violate({
+        kind: 'sweeper without lease',
+        detail: `process ${proc.id} retrieved ${id} for ${instance} while ${lease ? `${lease.owner === owner ? 'its lease ended' : 'another process held the lease'}` : 'no lease was held'}`,
+        intent: id.toLowerCase(),
+      });
+    }
+  }
+
+  // --- the scenario --------------------------------------------------------------------------------
+
+  /** Schedules the whole run on the (fake) clock: intents, their states, crashes, deploys. */
+  schedule(): void {
+    const { settings, random } = this;
+    let release: Release = random.pick(RELEASES);
+    for (let i = 0; i < settings.processes; i++) this.start(release);
+    for (const instance of INSTANCES) {
+      for (let n = 0; n < settings.intentsPerInstance; n++) {
+        const created = random.int(0, settings.chaosMs / 2);
+        setTimeout(() => this.createIntent(instance), created);
+        setTimeout(() => this.evolve(instance, n), created + random.int(100, 2_000));
+      }
+    }
+    for (let c = 0; c < settings.crashes; c++) {
+      setTimeout(
+        () => {
+          const victim = random.pick(this.alive());
+          if (!victim) return;
+          this.crash(victim);
+          setTimeout(() => this.start(victim.release), random.int(500, 5_000));
+        },
+        random.int(1_000, settings.chaosMs),
+      );
+    }
+    for (let d = 0; d < settings.deploys; d++) {
+      setTimeout(
+        () => {
+          release = random.pick(RELEASES);
+          this.log(`rolling deploy to ${release.label}`);
+          this.rollTo(release, 0);
+        },
+        random.int(1_000, settings.chaosMs),
+      );
+    }
+    this.engine.faults = { failBefore: settings.storeFaults, failAfter: settings.storeFaults / 2 };
+    setTimeout(() => this.quiesce(), settings.chaosMs);
+  }
+
+  /** A rolling deploy: one process at a time stops and a process of the new release starts. */
+  private rollTo(release: Release, step: number): void {
+    const old = this.alive().find((proc) => proc.release !== release);
+    if (!old || step > 10) return;
+    this.crash(old);
+    this.start(release);
+    setTimeout(() => this.rollTo(release, step + 1), this.random.int(500, 3_000));
+  }
+
+  /** The states of one intent: some recurring states, then (most of the time) a final one. */
+  private evolve(instance: InstanceName, n: number): void {
+    const intent = [...this.intents.values()].filter((i) => i.instance === instance)[n];
+    if (!intent) return;
+    const steps = this.random.int(0, 2);
+    let at = 0;
+    for (let s = 0; s < steps; s++) {
+      at += this.random.int(200, 4_000);
+      setTimeout(() => this.transition(intent.id, this.random.pick(RECURRING)), at);
+    }
+    if (this.random.chance(0.85)) {
+      at += this.random.int(200, 4_000);
+      setTimeout(() => this.transition(intent.id, this.random.pick(FINAL)), at);
+    }
+  }
+
+  /** End of the chaos: no faults nor crashes; every process on a release with reconciliation on. */
+  private quiesce(): void {
+    this.engine.faults = { failBefore: 0, failAfter: 0 };
+    this.log('quiescence: faults off, every process reconciling');
+    this.rollTo(RELEASES[1], 0);
+  }
+
+  /** At quiescence: every final state that could be known has run each of its handlers; nothing is watched. */
+  checkQuiescence(): void {
+    for (const intent of this.intents.values()) {
+      if (!FINAL.includes(intent.state)) continue;
+      const event = [...this.events].reverse().find((e) => e.intent === intent.id && e.state === intent.state)!;
+      const watched = this.engine.watchLists
+        .get(intent.instance === 'default' ? '' : intent.instance)
+        ?.everWatched.has(intent.id);
+      // Knowable: its webhook came, or the reconciler of its instance watched it, can retrieve it, and
+      // the final release counts its state as terminal.
+      const reconcilable = watched && !intent.stuck && FINAL_TERMINAL.includes(intent.state);
+      if (!event.delivered && !reconcilable) continue;
+      for (const handler of HANDLERS) {
+        if (!handler.patterns.some((p) => p === 'payment_intent.*' || p === `payment_intent.${intent.state}`)) continue;
+        const effect = `${intent.instance}|${intent.id}:${intent.state}|${handler.id}`;
+        if (!this.effects.get(effect)) {
+          this.violate({
+            kind: 'lost effect',
+            detail: `${effect} never ran (webhook ${event.delivered ? 'delivered' : 'lost'}, ${watched ? 'watched' : 'not watched'})`,
+            intent: intent.id,
+          });
+        }
+      }
+    }
+    // Every delivered event of a recurring state ran the handler of every state once.
+    for (const event of this.events) {
+      if (!event.delivered || FINAL.includes(event.state)) continue;
+      const effect = `${event.instance}|${event.id}|Audit.any`;
+      if (!this.effects.get(effect)) {
+        this.violate({ kind: 'lost effect', detail: `${effect} (${event.state}) never ran`, intent: event.intent });
+      }
+    }
+    for (const [scope, list] of this.engine.watchLists) {
+      for (const id of list.intents.keys()) {
+        this.violate({ kind: 'watched forever', detail: `${scope || 'default'} still watches ${id}`, intent: id });
+      }
+    }
+  }
+
+  /** The trace cut to what concerns the first violation's intent (and the deploys and crashes). */
+  minimalTrace(): string[] {
+    const first = this.violations[0];
+    if (!first?.intent) return this.trace.slice(-60);
+    const intent = first.intent;
+    return this.trace.filter(
+      (line) =>
+        line.toLowerCase().includes(intent) || /process \d+ (starts|crashes)|deploy|quiescence|VIOLATION/.test(line),
+    );
+  }
+}
