@@ -39,7 +39,7 @@ const RECONCILE = {
     { untilAgeSeconds: 30, everySeconds: 3 },
     { untilAgeSeconds: Number.POSITIVE_INFINITY, everySeconds: 10 },
   ],
-  maxAgeSeconds: 300,
+  maxAgeSeconds: 150,
   batchSize: 4,
   maxRetrievesPerSecond: 4,
 };
@@ -131,7 +131,7 @@ export const DEFAULT_SETTINGS: SimSettings = {
   processes: 3,
   intentsPerInstance: 8,
   chaosMs: 90_000,
-  quietMs: 420_000,
+  quietMs: 260_000,
   storeFaults: 0.03,
   crashes: 3,
   deploys: 2,
@@ -155,6 +155,8 @@ export class SimWorld {
   private readonly inFlight = new WeakMap<object, DispatchTrace>();
   private readonly openTraces = new Set<DispatchTrace>();
   private nextProcess = 0;
+  /** The release being deployed: what a restarted process runs. */
+  private release: Release = RELEASES[1];
   private readonly runtime: PaymentsRuntime;
 
   constructor(
@@ -474,8 +476,8 @@ export class SimWorld {
   /** Schedules the whole run on the (fake) clock: intents, their states, crashes, deploys. */
   schedule(): void {
     const { settings, random } = this;
-    let release: Release = random.pick(RELEASES);
-    for (let i = 0; i < settings.processes; i++) this.start(release);
+    this.release = random.pick(RELEASES);
+    for (let i = 0; i < settings.processes; i++) this.start(this.release);
     for (const instance of INSTANCES) {
       for (let n = 0; n < settings.intentsPerInstance; n++) {
         const created = random.int(0, settings.chaosMs / 2);
@@ -489,7 +491,7 @@ export class SimWorld {
           const victim = random.pick(this.alive());
           if (!victim) return;
           this.crash(victim);
-          setTimeout(() => this.start(victim.release), random.int(500, 5_000));
+          setTimeout(() => this.start(this.release), random.int(500, 5_000)); // the release deployed by then
         },
         random.int(1_000, settings.chaosMs),
       );
@@ -497,9 +499,9 @@ export class SimWorld {
     for (let d = 0; d < settings.deploys; d++) {
       setTimeout(
         () => {
-          release = random.pick(RELEASES);
-          this.log(`rolling deploy to ${release.label}`);
-          this.rollTo(release, 0);
+          this.release = random.pick(RELEASES);
+          this.log(`rolling deploy to ${this.release.label}`);
+          this.rollTo(this.release, 0);
         },
         random.int(1_000, settings.chaosMs),
       );
@@ -510,6 +512,7 @@ export class SimWorld {
 
   /** A rolling deploy: one process at a time stops and a process of the new release starts. */
   private rollTo(release: Release, step: number): void {
+    if (this.release !== release) return; // a later deploy took over
     const old = this.alive().find((proc) => proc.release !== release);
     if (!old || step > 10) return;
     this.crash(old);
@@ -537,7 +540,8 @@ export class SimWorld {
   private quiesce(): void {
     this.engine.faults = { failBefore: 0, failAfter: 0 };
     this.log('quiescence: faults off, every process reconciling');
-    this.rollTo(RELEASES[1], 0);
+    this.release = RELEASES[1];
+    this.rollTo(this.release, 0);
   }
 
   /** At quiescence: every final state that could be known has run each of its handlers; nothing is watched. */
