@@ -11,8 +11,8 @@ import {
 const ID_SLOT = '00000000-0000-4000-8000-000000000000';
 
 /**
- * Pads a JSON template (with one `ID_SLOT`) so that the body is exactly `PAYLOAD_BYTES` long once the
- * slot holds an id of the same length, and returns the text before and after the slot.
+ * Pads a JSON template (with `ID_SLOT`s) so that the body is exactly `PAYLOAD_BYTES` long once the
+ * slots hold an id of the same length, and returns the text around the slots (`parts.join(id)`).
  */
 function splitTemplate(build, idLength, bytes = PAYLOAD_BYTES) {
   const probe = JSON.stringify(build(ID_SLOT.slice(0, idLength).padEnd(idLength, '0'), ''));
@@ -20,9 +20,8 @@ function splitTemplate(build, idLength, bytes = PAYLOAD_BYTES) {
   if (padding < 0) throw new Error(`payload template is ${Buffer.byteLength(probe)} bytes, over ${bytes}`);
   const marker = '\u0000ID\u0000';
   const text = JSON.stringify(build(marker, 'x'.repeat(padding)));
-  const at = text.indexOf(JSON.stringify(marker).slice(1, -1));
-  const markerLength = JSON.stringify(marker).length - 2;
-  return { before: text.slice(0, at), after: text.slice(at + markerLength) };
+  // The text around every slot: each slot gets the same id.
+  return text.split(JSON.stringify(marker).slice(1, -1));
 }
 
 /** A WebhookEventPayload of the service (1 KB, or `bytes`), `payment_intent.succeeded`, with a fresh event id. */
@@ -32,7 +31,8 @@ const oursPayload = (id, pad) => ({
   event: EVENT_TYPE,
   data: {
     payment_intent: {
-      id: '3d0f5c1e-8b7a-4c2d-9e1f-0a1b2c3d4e5f',
+      // Each delivery a new payment: a terminal state is claimed once per intent.
+      id,
       state: 'succeeded',
       amount: 4999,
       currency: 'EUR',
@@ -76,7 +76,7 @@ const stripe = splitTemplate(
 export function signedDelivery(id = randomUUID(), bytes = PAYLOAD_BYTES) {
   let template = oursBySize.get(bytes);
   if (template === undefined) oursBySize.set(bytes, (template = splitTemplate(oursPayload, 36, bytes)));
-  const body = template.before + id + template.after;
+  const body = template.join(id);
   const signature = createHmac('sha256', BENCH_SECRET).update(body).digest('hex');
   return { body, headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signature } };
 }
@@ -86,7 +86,7 @@ export function stripeSignedDelivery(
   timestamp = Math.floor(Date.now() / 1000),
   id = `evt_${randomUUID().replaceAll('-', '')}`,
 ) {
-  const body = stripe.before + id + stripe.after;
+  const body = stripe.join(id);
   const v1 = createHmac('sha256', STRIPE_SECRET).update(`${timestamp}.${body}`).digest('hex');
   return { body, headers: { 'content-type': 'application/json', 'stripe-signature': `t=${timestamp},v1=${v1}` } };
 }

@@ -1,16 +1,15 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
-import { PAYMENTS_RUNTIME } from '../../core/payments.runtime.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
-import { reportRenewalProblem, whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
-import { isPromiseLike, PendingRejection, settle, toPromise, type Pending } from '../../core/payments.pending.js';
+import { reportRenewalProblem } from './idempotency-lease.renewal.js';
+import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { PaymentsInbox } from '../transactional/payments-inbox.js';
 import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
@@ -18,6 +17,7 @@ import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import { retryReleaseLater } from '../../core/claim-release.retry.js';
 import { aggregate, deliveryLine, describe, dispatchRecorded, whereOf, type HandlerRun } from './dispatch-summary.js';
 import { forgetQuietly, withOccurrence } from './terminal-occurrence.js';
+import { HandlerClaims } from './handler-claims.js';
 import { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
 import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
@@ -31,29 +31,27 @@ export type {
 } from '../contracts/dispatch-result.types.js';
 
 /**
- * Runs the handlers bound to a verified event, each at most once per event id: for each handler it
- * claims `${event.id}:${handlerId}` in the `IdempotencyStore`, runs the handler only if it got the
- * claim, and completes (success) or releases (failure) it. Handlers of one event run concurrently and
- * in isolation: one failing does not stop the others. Used inline by the controller and by the queue
- * worker.
+ * Runs the handlers bound to a verified event, each at most once: for each handler it claims the run's
+ * keys in the `IdempotencyStore` (`HandlerClaims`: the event id, and an intent state's occurrence),
+ * runs the handler only if it got them, and completes (success) or releases (failure) them. Handlers
+ * of one event run concurrently and in isolation. Used inline by the controller and by the queue worker.
  */
 @Injectable()
 export class PaymentEventsDispatcher {
   private readonly logger: Logger;
   /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
   private readonly busyLog = new WebhookLogSampler({
-    write: (line) => this.logger.warn(line),
+    write: (l) => this.logger.warn(l),
     now: () => this.runtime.now(),
   });
   private readonly leaseMs: number;
-  /** '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a claim. */
-  private readonly keyPrefix: string;
-  private readonly retentionMs: number;
   private readonly listener: PaymentDeliveryListener | undefined;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
   /** Terminal states (`webhooks.reconcile.terminalStates` or the defaults): their occurrence stays claimed. */
   private readonly terminalStates: typeof DEFAULT_TERMINAL_STATES;
+  /** Which keys a handler run is claimed under, and the store calls on them together. */
+  private readonly claims: HandlerClaims;
 
   constructor(
     @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
@@ -67,16 +65,16 @@ export class PaymentEventsDispatcher {
   ) {
     this.logger = webhooksLogger(webhooks);
     this.leaseMs = webhooks.claimTtlSeconds * 1000;
-    this.keyPrefix = webhooks.storeKeyPrefix;
-    this.retentionMs = webhooks.retentionSeconds * 1000;
     this.listener = webhooks.deliveryListener;
     this.logDeliveries = webhooks.logDeliveries === true;
     this.terminalStates = webhooks.reconcile?.terminalStates ?? DEFAULT_TERMINAL_STATES;
-    if (typeof store.renew !== 'function') {
-      this.logger.warn(
-        `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${this.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
-      );
-    }
+    this.claims = new HandlerClaims(
+      store,
+      // '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a claim.
+      { keyPrefix: webhooks.storeKeyPrefix, leaseMs: this.leaseMs, retentionMs: webhooks.retentionSeconds * 1000 },
+      (run, key, token, error) => this.releaseFailed({ ...run, key }, token, error),
+      (line) => this.logger.warn(line),
+    );
   }
 
   /**
@@ -152,75 +150,11 @@ export class PaymentEventsDispatcher {
     event: PaymentEvent,
     meta: DispatchMeta,
   ): Pending<DispatchHandlerResult> {
-    const eventKey = `${this.keyPrefix}${event.id}:${handler.id}`;
-    const occurrence = meta.occurrence;
-    if (occurrence === undefined) return this.claimAndRun({ handler, event, key: eventKey }, meta);
-    const occurrenceKey = `${this.keyPrefix}${occurrence.key}:${handler.id}`;
-    // Done by a webhook that a release handled as a state that may recur (not terminal then).
-    const seenKey = `${this.keyPrefix}${occurrence.key}:seen:${handler.id}`;
-    // The reconciler knows no event id: its claim is the occurrence, and a webhook of that state that
-    // ran while the state was not terminal counts as done.
-    if (meta.source === 'reconciliation') {
-      return this.claimAndRun(
-        { handler, event, key: occurrenceKey, second: { key: seenKey, token: '', keep: false } },
-        meta,
-      );
-    }
-    // A webhook: both keys, so that a run recorded under either (by a release whose options keyed it
-    // the other way, or by the reconciler) is a duplicate. The terminal occurrence first: it is the
-    // reconciler's key, and the one the inbox records.
-    if (occurrence.terminal) {
-      return this.claimAndRun(
-        { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } },
-        meta,
-      );
-    }
-    return this.claimAndRun(
-      { handler, event, key: eventKey, second: { key: occurrenceKey, token: '', keep: false }, seen: seenKey },
-      meta,
-    );
-  }
-
-  private claimAndRun(run: HandlerRun, meta: DispatchMeta): Pending<DispatchHandlerResult> {
+    const run = this.claims.run(handler, event, meta);
     return settle(
-      () => this.store.claim(run.key, this.leaseMs),
-      (claim) =>
-        run.second !== undefined && claim.status === 'claimed'
-          ? this.claimSecond(run, claim, meta)
-          : this.runClaimed(run, claim, meta),
-      (error) => this.claimFailed(run.handler, run.event, error),
-    );
-  }
-
-  /** The first key is this run's: the second must be free too (not done under the other keying, not in flight). */
-  private claimSecond(
-    run: HandlerRun,
-    first: Extract<IdempotencyClaim, { status: 'claimed' }>,
-    meta: DispatchMeta,
-  ): Pending<DispatchHandlerResult> {
-    const second = run.second!;
-    return settle(
-      () => this.store.claim(second.key, this.leaseMs),
-      (claim): Pending<DispatchHandlerResult> => {
-        if (claim.status === 'claimed') {
-          second.token = claim.token;
-          return this.runClaimed(run, { ...first, attempt: Math.max(first.attempt, claim.attempt) }, meta);
-        }
-        if (claim.status === 'busy') {
-          this.releaseQuietly(run.key, first.token, run);
-          return this.runClaimed(run, claim, meta);
-        }
-        // Done under the other key: record it under this one too (the reconciler reads the occurrence).
-        return settle(
-          () => this.store.complete(run.key, first.token, this.retentionMs),
-          (): DispatchHandlerResult => ({ handler: run.handler.id, status: 'skipped' }),
-          (error) => this.completeFailed(run, 0, first.attempt, error),
-        );
-      },
-      (error) => {
-        this.releaseQuietly(run.key, first.token, run);
-        return this.claimFailed(run.handler, run.event, error);
-      },
+      () => this.claims.claim(run),
+      (claim) => this.runClaimed(run, claim, meta),
+      (error) => this.claimFailed(handler, event, error),
     );
   }
 
@@ -286,55 +220,17 @@ export class PaymentEventsDispatcher {
 
   /** `running` (a handler's promise), while its claims are renewed every third of the lease. */
   private renewing<T>(run: HandlerRun, token: string, running: PromiseLike<T>): Promise<T> {
-    const renewal = (key: string, leaseToken: string) => ({
-      store: this.store,
-      key,
-      token: leaseToken,
-      leaseMs: this.leaseMs,
-      onProblem: (problem: LeaseRenewalProblem) =>
-        reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
-    });
-    const renewed = whileRenewingLease(running, renewal(run.key, token));
-    return run.second === undefined ? renewed : whileRenewingLease(renewed, renewal(run.second.key, run.second.token));
+    return this.claims.keepAlive(run, token, running, (problem) =>
+      reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
+    );
   }
 
-  /** The inbox settled the first key: the second follows it (kept or let go after a run, let go otherwise). */
+  /** The inbox settled the first key: the second follows (kept or let go after a run, let go otherwise). */
   private afterInbox(run: HandlerRun, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
-    if (result.status !== 'done' && result.status !== 'skipped') {
-      this.releaseQuietly(run.second!.key, run.second!.token, run);
-      return result;
-    }
     return settle(
-      () => this.finishSecond(run),
+      () => this.claims.settleSecond(run, result.status === 'done' || result.status === 'skipped'),
       () => result,
       (error) => this.completeFailed(run, result.durationMs ?? 0, result.attempt ?? 1, error),
-    );
-  }
-
-  /**
-   * After a successful run: the second key kept done (event id, terminal occurrence) or let go (a state
-   * that may recur); and for such a state, its `seen` key done, so that a later release which counts
-   * the state as terminal does not reconcile it again.
-   */
-  private finishSecond(run: HandlerRun): Pending<unknown> {
-    const second = run.second!;
-    if (second.keep) return this.store.complete(second.key, second.token, this.retentionMs);
-    this.releaseQuietly(second.key, second.token, run);
-    const seen = run.seen;
-    if (seen === undefined) return undefined;
-    return settle(
-      () => this.store.claim(seen, this.leaseMs),
-      (claim) => (claim.status === 'claimed' ? this.store.complete(seen, claim.token, this.retentionMs) : undefined),
-      (error) => new PendingRejection(error),
-    );
-  }
-
-  /** Lets a claim go; a failure is retried in the background (else the lease ends after claimTtlSeconds). */
-  private releaseQuietly(key: string, token: string, run: HandlerRun): void {
-    settle(
-      () => this.store.release(key, token),
-      () => undefined,
-      (error) => this.releaseFailed({ ...run, key }, token, error),
     );
   }
 
@@ -350,28 +246,10 @@ export class PaymentEventsDispatcher {
     // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
     // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
     return settle(
-      () =>
-        run.second === undefined
-          ? this.store.complete(run.key, token, this.retentionMs)
-          : this.completeBoth(run, token),
+      () => this.claims.complete(run, token),
       () => done,
       (error) => this.completeFailed(run, durationMs, attempt, error),
     );
-  }
-
-  /** Both keys of a webhook's intent-state run, at once: a value when the store answered both at once. */
-  private completeBoth(run: HandlerRun, token: string): Pending<unknown> {
-    let first: Pending<unknown>;
-    let second: Pending<unknown>;
-    try {
-      first = this.store.complete(run.key, token, this.retentionMs);
-      second = this.finishSecond(run);
-    } catch (error) {
-      return new PendingRejection(error);
-    }
-    if (first instanceof PendingRejection) return first;
-    if (second instanceof PendingRejection) return second;
-    return isPromiseLike(first) || isPromiseLike(second) ? Promise.all([first, second]) : undefined;
   }
 
   private completeFailed(run: HandlerRun, durationMs: number, attempt: number, error: unknown): DispatchHandlerResult {
@@ -398,7 +276,7 @@ export class PaymentEventsDispatcher {
       error instanceof Error ? error.stack : undefined,
     );
     const failed: DispatchHandlerResult = { handler: run.handler.id, status: 'failed', durationMs, attempt, error };
-    if (run.second !== undefined) this.releaseQuietly(run.second.key, run.second.token, run);
+    this.claims.releaseSecond(run);
     return settle(
       () => this.store.release(run.key, token),
       () => failed,

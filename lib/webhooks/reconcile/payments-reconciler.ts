@@ -7,36 +7,26 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
-import {
-  PaymentsApiError,
-  PaymentsAuthenticationError,
-  PaymentsConfigurationError,
-  PaymentsPermissionError,
-  PaymentsRateLimitError,
-} from '../../errors/payments.errors.js';
-import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
+import type { PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
 import {
   IntentWatchStore,
   type WatchedIntent,
   type WatchedIntentKind,
 } from '../contracts/intent-watch-store.interface.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
 import { PAYMENT_EVENTS_DISPATCHER, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { nextCheckDelayMs } from './payments-reconcile.validator.js';
+import { WatchedIntentCheck } from './watched-intent.check.js';
 import {
   describe,
   formatAge,
   keepLease,
-  reconciledEvent,
   sweepLine,
   systemSleepRuntime,
   type ReconcileClient,
@@ -45,16 +35,11 @@ import {
 
 export type { ReconcileClient, ReconcileSweepResult } from './reconcile-sweep.js';
 
-const SETTLED: ReadonlySet<DispatchOutcome> = new Set(['handled', 'duplicate', 'unhandled']);
-
 /** Which instance uses each watch list in this process: one list, one instance. */
 const WATCH_LIST_OWNERS = new WeakMap<IntentWatchStore, string>();
 
 /** Unanswered retrieves (network, timeout, 401/403) in a row after which a sweep stops until the next one. */
 const MAX_UNANSWERED_IN_A_ROW = 3;
-
-/** What one check asks of the sweep: go on (undefined), count an unanswered retrieve, or stop. */
-type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
 
 /**
  * Closes the loop for intents whose terminal webhook never came (`webhooks.reconcile`): watches the
@@ -77,8 +62,8 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   private running: Promise<ReconcileSweepResult> | undefined;
   /** The module instance's name ('default' for the unnamed one). */
   private readonly instance: string;
-  /** 401/403 to retrieves: one line per window, not one per intent. */
-  private readonly authLog: WebhookLogSampler;
+  /** One check of one intent; undefined when `webhooks.reconcile` is not set. */
+  private readonly checker: WatchedIntentCheck | undefined;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
@@ -92,7 +77,9 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.options = webhooks.reconcile;
     this.listener = webhooks.deliveryListener;
     this.instance = webhooks.instance ?? 'default';
-    this.authLog = new WebhookLogSampler({ write: (line) => this.logger.error(line), now: () => this.runtime.now() });
+    this.checker =
+      this.options &&
+      new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, this.listener);
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
@@ -143,7 +130,15 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   /** Starts watching an intent (first check `afterSeconds` from now). Done for you on create. */
   async watch(kind: WatchedIntentKind, id: string): Promise<void> {
     const now = this.runtime.now();
-    await this.store.watch({ kind, id, createdAt: now, nextCheckAt: now + this.#options.afterMs, checks: 0 });
+    // Canonical, as the dispatcher keys it: a webhook naming the intent in upper case forgets this entry.
+    const canonical = id.toLowerCase();
+    await this.store.watch({
+      kind,
+      id: canonical,
+      createdAt: now,
+      nextCheckAt: now + this.#options.afterMs,
+      checks: 0,
+    });
   }
 
   /**
@@ -203,7 +198,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
           result.stopped = 'lease_lost';
           break;
         }
-        const outcome = await this.check(due[i]!, result).catch((error: unknown) => {
+        const outcome = await this.checker!.check(due[i]!, result).catch((error: unknown) => {
           this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
           return 'store_unavailable' as const;
         });
@@ -222,119 +217,5 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     }
     if (result.checked > 0 || result.stopped) this.logger.log(sweepLine(result));
     return result;
-  }
-
-  /** Retrieves one intent and acts on its state; a reason to stop the sweep, or undefined. */
-  private async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<CheckOutcome> {
-    result.checked++;
-    let retrieved: PaymentIntent | SetupIntent;
-    try {
-      retrieved =
-        intent.kind === 'payment_intent'
-          ? await this.client.paymentIntents.retrieve(intent.id)
-          : await this.client.setupIntents.retrieve(intent.id);
-    } catch (error) {
-      return this.retrieveFailed(intent, result, error);
-    }
-    const now = this.runtime.now();
-    const state = String((retrieved as { state?: unknown }).state);
-    const options = this.#options;
-    if (options.terminalStates[intent.kind].has(state)) {
-      const dispatched = await this.dispatcher.dispatch(reconciledEvent(intent.kind, state, retrieved), {
-        receivedAt: new Date(now),
-        source: 'reconciliation',
-      });
-      if (!SETTLED.has(dispatched.outcome)) {
-        // A handler failed or the store was down: retried on the next cadence step, like a redelivery.
-        await this.reschedule(intent, now);
-        result.pending++;
-        return undefined;
-      }
-      await this.store.forget(intent.id);
-      const ran = dispatched.handlers.some((handler) => handler.status === 'done');
-      if (ran) result.reconciled++;
-      else result.settled++;
-      this.report(intent, state, ran ? 'reconciled' : 'settled');
-      if (ran) this.logger.log(`Reconciled ${intent.kind} ${intent.id}: ${state}, no webhook had come; handlers ran`);
-      return undefined;
-    }
-    await this.backOff(intent, now, result, state);
-    return undefined;
-  }
-
-  /**
-   * A retrieve that failed: that intent alone backs off (rescheduled on its cadence, or given up past
-   * `maxAgeSeconds`), and the sweep goes on with the others, except after a 429 (the service asks every
-   * caller to slow down) or a few unanswered retrieves in a row.
-   */
-  private async retrieveFailed(
-    intent: WatchedIntent,
-    result: ReconcileSweepResult,
-    error: unknown,
-  ): Promise<CheckOutcome> {
-    if (error instanceof PaymentsApiError && error.status === 404) {
-      await this.store.forget(intent.id);
-      result.gone++;
-      this.report(intent, undefined, 'gone');
-      this.logger.warn(
-        `Reconciliation: ${intent.kind} ${intent.id} is unknown to the service (404); no longer watched`,
-      );
-      return undefined;
-    }
-    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
-      this.authLog.log(
-        'unauthorized',
-        `Reconciliation: the service answered ${error.status} to a retrieve of ${intent.kind} ${intent.id} (check the API key's rights); that intent is checked again later`,
-      );
-    }
-    await this.backOff(intent, this.runtime.now(), result, undefined);
-    if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
-    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) return 'unanswered';
-    if (error instanceof PaymentsApiError) return undefined;
-    return 'unanswered'; // no answer (network, timeout)
-  }
-
-  /** Not settled yet: checked again on its cadence, or given up once older than `maxAgeSeconds`. */
-  private async backOff(
-    intent: WatchedIntent,
-    now: number,
-    result: ReconcileSweepResult,
-    state: string | undefined,
-  ): Promise<void> {
-    if (now - intent.createdAt < this.#options.maxAgeMs) {
-      await this.reschedule(intent, now);
-      result.pending++;
-      return;
-    }
-    await this.store.forget(intent.id);
-    result.gaveUp++;
-    this.report(intent, state, 'gave_up');
-    this.logger.warn(
-      `Reconciliation gave up on ${intent.kind} ${intent.id}: ${state === undefined ? 'its state could not be retrieved' : `still ${state}`} after ${formatAge(now - intent.createdAt)} (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
-    );
-  }
-
-  private async reschedule(intent: WatchedIntent, now: number): Promise<void> {
-    const delay = nextCheckDelayMs(now - intent.createdAt, this.#options.cadence);
-    await this.store.reschedule(intent.id, now + delay, intent.checks + 1);
-  }
-
-  private report(
-    intent: WatchedIntent,
-    state: string | undefined,
-    outcome: 'reconciled' | 'settled' | 'gave_up' | 'gone',
-  ): void {
-    notifyDeliveryListener(
-      this.listener,
-      'onReconcile',
-      {
-        kind: intent.kind,
-        intentId: intent.id,
-        ...(state === undefined ? {} : { state }),
-        outcome,
-        at: new Date(this.runtime.now()),
-      },
-      this.logger,
-    );
   }
 }

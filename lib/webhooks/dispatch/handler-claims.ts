@@ -1,0 +1,163 @@
+import { isPromiseLike, PendingRejection, settle, type Pending } from '../../core/payments.pending.js';
+import type { DispatchMeta } from '../contracts/dispatch-result.types.js';
+import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
+import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import type { PaymentEventHandlerRegistration } from '../contracts/payment-event-handler.types.js';
+import type { HandlerRun } from './dispatch-summary.js';
+import { whileRenewingLease, type LeaseRenewalProblem } from './idempotency-lease.renewal.js';
+
+const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
+
+/**
+ * The idempotency keys of one handler run, and the store calls on them: which keys an event is claimed
+ * under, and claiming, completing and releasing them together.
+ *
+ * - An event that names no intent: its event id alone.
+ * - A webhook of an intent's state: its event id **and** its occurrence (`kind:intentId:state`), whatever
+ *   the options (reconciliation on or off, any `terminalStates`), so that a run recorded under either,
+ *   by a release keyed otherwise or by the reconciler, is a duplicate. A terminal state's occurrence is
+ *   claimed first and kept done (it is the reconciler's key, and the inbox's record); a state that may
+ *   recur keeps its event id done, lets its occurrence go, and leaves a `seen` key done.
+ * - A reconciled state: its occurrence, and its `seen` key (a webhook ran it while a release did not count
+ *   it as terminal).
+ */
+export class HandlerClaims {
+  constructor(
+    private readonly store: IdempotencyStore,
+    private readonly options: { keyPrefix: string; leaseMs: number; retentionMs: number },
+    /** Told when a claim could not be let go (retried in the background by the caller). */
+    private readonly releaseFailed: (run: HandlerRun, key: string, token: string, error: unknown) => void,
+    warn: (line: string) => void,
+  ) {
+    if (typeof store.renew !== 'function') {
+      warn(
+        `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${options.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
+      );
+    }
+  }
+
+  /** The keys of `handler`'s run of `event`. */
+  run(handler: PaymentEventHandlerRegistration, event: PaymentEvent, meta: DispatchMeta): HandlerRun {
+    const prefix = this.options.keyPrefix;
+    const eventKey = `${prefix}${event.id}:${handler.id}`;
+    const occurrence = meta.occurrence;
+    if (occurrence === undefined) return { handler, event, key: eventKey };
+    const occurrenceKey = `${prefix}${occurrence.key}:${handler.id}`;
+    const seenKey = `${prefix}${occurrence.key}:seen:${handler.id}`;
+    if (meta.source === 'reconciliation') {
+      return { handler, event, key: occurrenceKey, second: { key: seenKey, token: '', keep: false } };
+    }
+    if (occurrence.terminal) {
+      return { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } };
+    }
+    return { handler, event, key: eventKey, second: { key: occurrenceKey, token: '', keep: false }, seen: seenKey };
+  }
+
+  /**
+   * Claims the run's keys: `claimed` (the first key's token; the second's is kept on the run) only when
+   * every key was free; `busy` when one is held (the other let go); `done` when one was done (the first
+   * then recorded done too). Rejects when the store does.
+   */
+  claim(run: HandlerRun): Pending<IdempotencyClaim> {
+    const { leaseMs } = this.options;
+    return settle(
+      () => this.store.claim(run.key, leaseMs),
+      (first): Pending<IdempotencyClaim> => {
+        const second = run.second;
+        if (second === undefined || first.status !== 'claimed') return first;
+        return settle(
+          () => this.store.claim(second.key, leaseMs),
+          (claim): Pending<IdempotencyClaim> => {
+            if (claim.status === 'claimed') {
+              second.token = claim.token;
+              return { ...first, attempt: Math.max(first.attempt, claim.attempt) };
+            }
+            if (claim.status === 'busy') {
+              this.releaseQuietly(run, run.key, first.token);
+              return claim;
+            }
+            // Done under the other key: recorded under this one too (the reconciler reads the occurrence).
+            return settle(
+              () => this.store.complete(run.key, first.token, this.options.retentionMs),
+              () => DONE,
+              (error) => new PendingRejection<IdempotencyClaim>(error),
+            );
+          },
+          (error) => {
+            this.releaseQuietly(run, run.key, first.token);
+            return new PendingRejection<IdempotencyClaim>(error);
+          },
+        );
+      },
+      (error) => new PendingRejection<IdempotencyClaim>(error),
+    );
+  }
+
+  /** After a successful run: every key recorded (a value when the store answered at once). */
+  complete(run: HandlerRun, token: string): Pending<unknown> {
+    if (run.second === undefined) return this.store.complete(run.key, token, this.options.retentionMs);
+    let first: Pending<unknown>;
+    let second: Pending<unknown>;
+    try {
+      first = this.store.complete(run.key, token, this.options.retentionMs);
+      second = this.finishSecond(run);
+    } catch (error) {
+      return new PendingRejection(error);
+    }
+    if (first instanceof PendingRejection) return first;
+    if (second instanceof PendingRejection) return second;
+    return isPromiseLike(first) || isPromiseLike(second) ? Promise.all([first, second]) : undefined;
+  }
+
+  /**
+   * The second key after the first one was settled by someone else (the transactional inbox): kept or
+   * let go after a run (`ran`), let go otherwise.
+   */
+  settleSecond(run: HandlerRun, ran: boolean): Pending<unknown> {
+    if (run.second === undefined) return undefined;
+    if (ran) return this.finishSecond(run);
+    this.releaseQuietly(run, run.second.key, run.second.token);
+    return undefined;
+  }
+
+  /** After a failed run: the second key let go (the first is the caller's, whose failure it reports). */
+  releaseSecond(run: HandlerRun): void {
+    if (run.second !== undefined) this.releaseQuietly(run, run.second.key, run.second.token);
+  }
+
+  /** `running` (a handler's promise), while every key of the run is renewed every third of its lease. */
+  keepAlive<T>(
+    run: HandlerRun,
+    token: string,
+    running: PromiseLike<T>,
+    onProblem: (problem: LeaseRenewalProblem) => void,
+  ): Promise<T> {
+    const leaseMs = this.options.leaseMs;
+    const renewed = whileRenewingLease(running, { store: this.store, key: run.key, token, leaseMs, onProblem });
+    const second = run.second;
+    if (second === undefined) return renewed;
+    return whileRenewingLease(renewed, { store: this.store, key: second.key, token: second.token, leaseMs, onProblem });
+  }
+
+  private finishSecond(run: HandlerRun): Pending<unknown> {
+    const second = run.second!;
+    const { leaseMs, retentionMs } = this.options;
+    if (second.keep) return this.store.complete(second.key, second.token, retentionMs);
+    this.releaseQuietly(run, second.key, second.token);
+    const seen = run.seen;
+    if (seen === undefined) return undefined;
+    return settle(
+      () => this.store.claim(seen, leaseMs),
+      (claim) => (claim.status === 'claimed' ? this.store.complete(seen, claim.token, retentionMs) : undefined),
+      (error) => new PendingRejection(error),
+    );
+  }
+
+  private releaseQuietly(run: HandlerRun, key: string, token: string): void {
+    settle(
+      () => this.store.release(key, token),
+      () => undefined,
+      (error) => this.releaseFailed(run, key, token, error),
+    );
+  }
+}

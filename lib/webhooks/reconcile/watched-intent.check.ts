@@ -1,0 +1,159 @@
+import type { Logger } from '@nestjs/common';
+import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
+import type { PaymentsRuntime } from '../../core/payments.runtime.js';
+import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
+import {
+  PaymentsApiError,
+  PaymentsAuthenticationError,
+  PaymentsPermissionError,
+  PaymentsRateLimitError,
+} from '../../errors/payments.errors.js';
+import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import type { IntentWatchStore, WatchedIntent } from '../contracts/intent-watch-store.interface.js';
+import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
+import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
+import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
+import { nextCheckDelayMs } from './payments-reconcile.validator.js';
+import { formatAge, reconciledEvent, type ReconcileClient, type ReconcileSweepResult } from './reconcile-sweep.js';
+
+const SETTLED: ReadonlySet<DispatchOutcome> = new Set(['handled', 'duplicate', 'unhandled']);
+
+/** What one check asks of the sweep: go on (undefined), count an unanswered retrieve, or stop. */
+export type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
+
+/**
+ * One check of one watched intent: retrieve it, and act on what the service answers. A terminal state
+ * dispatches its event through the handlers (`ctx.source === 'reconciliation'`) and, once settled, is
+ * forgotten; another state is checked again on the cadence, or given up past `maxAgeSeconds`; a failed
+ * retrieve backs that intent off alone (the sweep decides whether to go on).
+ */
+export class WatchedIntentCheck {
+  /** 401/403 to retrieves: one line per window, not one per intent. */
+  private readonly authLog: WebhookLogSampler;
+
+  constructor(
+    private readonly store: IntentWatchStore,
+    private readonly dispatcher: PaymentEventsDispatch,
+    private readonly client: ReconcileClient,
+    private readonly runtime: PaymentsRuntime,
+    private readonly options: ResolvedPaymentsReconcileOptions,
+    private readonly logger: Logger,
+    private readonly listener: PaymentDeliveryListener | undefined,
+  ) {
+    this.authLog = new WebhookLogSampler({ write: (line) => this.logger.error(line), now: () => this.runtime.now() });
+  }
+
+  /** Retrieves one intent and acts on its state; a reason to stop the sweep, or undefined. */
+  async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<CheckOutcome> {
+    result.checked++;
+    let retrieved: PaymentIntent | SetupIntent;
+    try {
+      retrieved =
+        intent.kind === 'payment_intent'
+          ? await this.client.paymentIntents.retrieve(intent.id)
+          : await this.client.setupIntents.retrieve(intent.id);
+    } catch (error) {
+      return this.retrieveFailed(intent, result, error);
+    }
+    const now = this.runtime.now();
+    const state = String((retrieved as { state?: unknown }).state);
+    const options = this.options;
+    if (options.terminalStates[intent.kind].has(state)) {
+      const dispatched = await this.dispatcher.dispatch(reconciledEvent(intent.kind, state, retrieved), {
+        receivedAt: new Date(now),
+        source: 'reconciliation',
+      });
+      if (!SETTLED.has(dispatched.outcome)) {
+        // A handler failed or the store was down: retried on the next cadence step, like a redelivery.
+        await this.reschedule(intent, now);
+        result.pending++;
+        return undefined;
+      }
+      await this.store.forget(intent.id);
+      const ran = dispatched.handlers.some((handler) => handler.status === 'done');
+      if (ran) result.reconciled++;
+      else result.settled++;
+      this.report(intent, state, ran ? 'reconciled' : 'settled');
+      if (ran) this.logger.log(`Reconciled ${intent.kind} ${intent.id}: ${state}, no webhook had come; handlers ran`);
+      return undefined;
+    }
+    await this.backOff(intent, now, result, state);
+    return undefined;
+  }
+
+  /**
+   * A retrieve that failed: that intent alone backs off (rescheduled on its cadence, or given up past
+   * `maxAgeSeconds`), and the sweep goes on with the others, except after a 429 (the service asks every
+   * caller to slow down) or a few unanswered retrieves in a row.
+   */
+  private async retrieveFailed(
+    intent: WatchedIntent,
+    result: ReconcileSweepResult,
+    error: unknown,
+  ): Promise<CheckOutcome> {
+    if (error instanceof PaymentsApiError && error.status === 404) {
+      await this.store.forget(intent.id);
+      result.gone++;
+      this.report(intent, undefined, 'gone');
+      this.logger.warn(
+        `Reconciliation: ${intent.kind} ${intent.id} is unknown to the service (404); no longer watched`,
+      );
+      return undefined;
+    }
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
+      this.authLog.log(
+        'unauthorized',
+        `Reconciliation: the service answered ${error.status} to a retrieve of ${intent.kind} ${intent.id} (check the API key's rights); that intent is checked again later`,
+      );
+    }
+    await this.backOff(intent, this.runtime.now(), result, undefined);
+    if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) return 'unanswered';
+    if (error instanceof PaymentsApiError) return undefined;
+    return 'unanswered'; // no answer (network, timeout)
+  }
+
+  /** Not settled yet: checked again on its cadence, or given up once older than `maxAgeSeconds`. */
+  private async backOff(
+    intent: WatchedIntent,
+    now: number,
+    result: ReconcileSweepResult,
+    state: string | undefined,
+  ): Promise<void> {
+    if (now - intent.createdAt < this.options.maxAgeMs) {
+      await this.reschedule(intent, now);
+      result.pending++;
+      return;
+    }
+    await this.store.forget(intent.id);
+    result.gaveUp++;
+    this.report(intent, state, 'gave_up');
+    this.logger.warn(
+      `Reconciliation gave up on ${intent.kind} ${intent.id}: ${state === undefined ? 'its state could not be retrieved' : `still ${state}`} after ${formatAge(now - intent.createdAt)} (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
+    );
+  }
+
+  private async reschedule(intent: WatchedIntent, now: number): Promise<void> {
+    const delay = nextCheckDelayMs(now - intent.createdAt, this.options.cadence);
+    await this.store.reschedule(intent.id, now + delay, intent.checks + 1);
+  }
+
+  private report(
+    intent: WatchedIntent,
+    state: string | undefined,
+    outcome: 'reconciled' | 'settled' | 'gave_up' | 'gone',
+  ): void {
+    notifyDeliveryListener(
+      this.listener,
+      'onReconcile',
+      {
+        kind: intent.kind,
+        intentId: intent.id,
+        ...(state === undefined ? {} : { state }),
+        outcome,
+        at: new Date(this.runtime.now()),
+      },
+      this.logger,
+    );
+  }
+}
