@@ -137,7 +137,7 @@ async function packTarball(work) {
   if ((await readFile(join(copy, 'package.json'), 'utf8')) !== manifestText) {
     throw new Error('postpack did not restore package.json');
   }
-  const [{ filename, files }] = JSON.parse(packed.slice(packed.search(/^\[/m)));
+  const [{ filename, files, size, unpackedSize }] = JSON.parse(packed.slice(packed.search(/^\[/m)));
   const paths = files.map((file) => file.path);
   for (const expected of [
     'package.json',
@@ -159,7 +159,7 @@ async function packTarball(work) {
   }
   const stray = paths.filter((path) => /^(test|sample|bench|lib|scripts)\//.test(path) || path.endsWith('.spec.js'));
   if (stray.length > 0) throw new Error(`the tarball ships files it should not: ${stray.slice(0, 5).join(', ')}`);
-  return { tarball: join(work, filename), files: paths.length, version: manifest.version };
+  return { tarball: join(work, filename), files: paths.length, size, unpackedSize, version: manifest.version };
 }
 
 /**
@@ -386,7 +386,7 @@ async function main() {
     console.log(`[consumers] Node binaries: ${nodes.map((node) => node.label).join(', ')}`);
     const ready = packTarball(work).then(async (pack) => {
       console.log(
-        `[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
+        `[consumers] packed ${pack.tarball} (${pack.files} files, ${(pack.size / 1000).toFixed(0)} kB, ${(pack.unpackedSize / 1000).toFixed(0)} kB unpacked) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
       );
       // One simulator for every app, each app with its own key (its own account), from the packed build.
       const { PaymentsSimulator } = await import(
