@@ -9,8 +9,8 @@ export type { PaymentsQueueConnection, PaymentsQueueOptions } from './contracts/
 export {
   PAYMENT_EVENT_TYPES,
   type ChargeEventData,
-  type PaymentEvent,
-  type PaymentEventContext,
+  PaymentEvent,
+  PaymentEventContext,
   type PaymentEventPattern,
   type PaymentEventType,
   type PaymentEventTypeMap,

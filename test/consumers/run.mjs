@@ -3,8 +3,9 @@
 // (compiled in a temporary copy of the repository, then `npm pack`), installs that tarball into each
 // app under test/consumers/ with a plain `npm install` (never --legacy-peer-deps, so a peer range that
 // refuses the app's Nest fails here), then in each app:
-//   1. `tsc -p tsconfig.misspelt.json` compiles the app (its own TypeScript, its own module system) and
-//      src/misspelt.ts: it must fail with exactly one error, the misspelt event name (and emit the rest),
+//   1. `tsc -p tsconfig.misspelt.json` type-checks the app (its own TypeScript, its own module system) and
+//      test/misspelt.ts: it must fail with exactly one error, the misspelt event name; then `nest build`
+//      (the app's @nestjs/cli, its generated tsconfig.json and tsconfig.build.json) must build it,
 //   2. under each Node version (--node, default 20,22,24; each a binary of the registry's `node`
 //      package, installed once into a cache folder), with the app installed and compiled once:
 //      a. `node dist/main.js` boots the app; its client creates and retrieves an intent on a
@@ -12,8 +13,9 @@
 //         `require()` of the package give one PaymentsService, and signed deliveries must answer 200
 //         handled, 200 duplicate, 401 forged, 401 tampered, with the handler run once;
 //      b. `npm test` and `npm run test:e2e`: the app's own test runner as `nest new` sets it up (Jest +
-//         ts-jest in CommonJS apps, Vitest in the Nest 12 ESM app) runs the README's handler test
-//         (shared/quick-start/, copied as src/quick-start/) and the app's e2e test (a signed delivery).
+//         ts-jest in CommonJS apps, Vitest in the Nest 12 ESM app) runs `nest new`'s generated tests
+//         (src/app.controller.spec.ts, test/app.e2e-spec.ts: GET /), the README's handler test
+//         (shared/quick-start/, copied as src/quick-start/) and the payments e2e test (a signed delivery).
 // The app's own dependencies install while the package is packed; the tarball is installed after.
 // Nothing is built in the checkout: dist/ here belongs to other work.
 //
@@ -135,7 +137,7 @@ async function packTarball(work) {
   if ((await readFile(join(copy, 'package.json'), 'utf8')) !== manifestText) {
     throw new Error('postpack did not restore package.json');
   }
-  const [{ filename, files }] = JSON.parse(packed.slice(packed.search(/^\[/m)));
+  const [{ filename, files, size, unpackedSize }] = JSON.parse(packed.slice(packed.search(/^\[/m)));
   const paths = files.map((file) => file.path);
   for (const expected of [
     'package.json',
@@ -157,7 +159,7 @@ async function packTarball(work) {
   }
   const stray = paths.filter((path) => /^(test|sample|bench|lib|scripts)\//.test(path) || path.endsWith('.spec.js'));
   if (stray.length > 0) throw new Error(`the tarball ships files it should not: ${stray.slice(0, 5).join(', ')}`);
-  return { tarball: join(work, filename), files: paths.length, version: manifest.version };
+  return { tarball: join(work, filename), files: paths.length, size, unpackedSize, version: manifest.version };
 }
 
 /**
@@ -188,13 +190,14 @@ async function nodeBinaries() {
 
 /**
  * Copies a shared file into an app, unless the app has its own file there (e.g. the Fastify app's
- * handler test); CommonJS apps import relative files without `.js`, as `nest new` writes them.
+ * handler test). The shared files import relative files without `.js`, as the README and a CommonJS
+ * `nest new` app write them; ES module apps get the `.js` that `module: nodenext` wants there.
  */
 async function copyShared(from, to, esm) {
   if (await stat(to).catch(() => undefined)) return;
   const text = await readFile(from, 'utf8');
   await mkdir(dirname(to), { recursive: true });
-  await writeFile(to, esm ? text : text.replace(/(from '\.{1,2}\/[^']+)\.js'/g, "$1'"));
+  await writeFile(to, esm ? text.replace(/(from '\.{1,2}\/[^']+?)(?<!\.js)'/g, "$1.js'") : text);
 }
 
 /** Lines of an npm install that warn about the engines (EBADENGINE), shortened to the packages named. */
@@ -251,8 +254,8 @@ async function runApp(name, ready, work, nodes) {
       dir,
     ),
   );
-  // One compile of the whole app, src/misspelt.ts included: it must fail with exactly one error, on the
-  // misspelt event name, and still emit the rest (tsc emits despite type errors).
+  // A type check of the app, test/misspelt.ts included (tsconfig.misspelt.json, no emit): it must fail
+  // with exactly one error, on the misspelt event name.
   const compiled = await withCpu(() =>
     timed('tsc', () =>
       run(
@@ -264,10 +267,25 @@ async function runApp(name, ready, work, nodes) {
   );
   const errors = compiled.output.split('\n').filter((line) => /error TS\d+/.test(line));
   if (compiled.code === 0) throw new Error(`the misspelt event name '${MISSPELT}' compiled; it must be refused`);
-  if (errors.length !== 1 || !errors[0].startsWith('src/misspelt.ts') || !errors[0].includes(MISSPELT)) {
+  if (errors.length !== 1 || !errors[0].startsWith('test/misspelt.ts') || !errors[0].includes(MISSPELT)) {
     throw new Error(
-      `tsc must fail with exactly one error, in src/misspelt.ts, naming '${MISSPELT}'; got:\n${compiled.output.trim()}`,
+      `tsc must fail with exactly one error, in test/misspelt.ts, naming '${MISSPELT}'; got:\n${compiled.output.trim()}`,
     );
+  }
+  // The app's own build, as its users run it: `nest build` of the app's @nestjs/cli, with the tsconfig.json
+  // and tsconfig.build.json `nest new` generated (isolatedModules, emitDecoratorMetadata, ...), over
+  // src/ with the README's quick start in src/quick-start/. Any TypeScript error fails it (TS1272 was one).
+  const built = await withCpu(() =>
+    timed('nest build', () =>
+      run(process.execPath, [join(dir, 'node_modules', '@nestjs', 'cli', 'bin', 'nest.js'), 'build'], dir),
+    ),
+  );
+  if (
+    built.code !== 0 ||
+    /error TS\d+/.test(built.output) ||
+    !(await stat(join(dir, 'dist', 'main.js')).catch(() => false))
+  ) {
+    throw new Error(`nest build failed (exit ${built.code}, or no dist/main.js):\n${built.output.trim()}`);
   }
   const perNode = [];
   for (const node of nodes) {
@@ -368,7 +386,7 @@ async function main() {
     console.log(`[consumers] Node binaries: ${nodes.map((node) => node.label).join(', ')}`);
     const ready = packTarball(work).then(async (pack) => {
       console.log(
-        `[consumers] packed ${pack.tarball} (${pack.files} files) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
+        `[consumers] packed ${pack.tarball} (${pack.files} files, ${(pack.size / 1000).toFixed(0)} kB, ${(pack.unpackedSize / 1000).toFixed(0)} kB unpacked) in ${((Date.now() - started) / 1000).toFixed(1)}s; node ${process.version}`,
       );
       // One simulator for every app, each app with its own key (its own account), from the packed build.
       const { PaymentsSimulator } = await import(

@@ -39,8 +39,12 @@ const ROOT: Surface = {
     'PaymentsConfigurationError',
     'PaymentsInvalidArgumentError',
     'PaymentEventIntentMissingError',
-    // handlers
+    // handlers; `PaymentEvent` and `PaymentEventContext` are types with a runtime twin of the same
+    // name (an empty frozen object), so that a decorated handler's signature may import them plainly
+    // under isolatedModules + emitDecoratorMetadata (TS1272)
     'OnPaymentEvent',
+    'PaymentEvent',
+    'PaymentEventContext',
     'isPaymentsWebhookRoute',
     // verifiers, and the schemes as one object (verify and sign)
     'hmacVerifier',
@@ -74,8 +78,6 @@ const ROOT: Surface = {
     'WebhookEndpoint',
     // handlers
     'OnPaymentEventOptions',
-    'PaymentEvent',
-    'PaymentEventContext',
     'PaymentEventType',
     // declaration merging of new event names augments the root's map
     'PaymentEventTypeMap',

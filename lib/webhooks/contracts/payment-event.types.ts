@@ -83,6 +83,15 @@ export type PaymentEvent<T extends PaymentEventType = PaymentEventType> = {
   };
 }[T];
 
+/**
+ * The runtime side of the name `PaymentEvent`: an empty frozen object, nothing to call. It exists so that
+ * `import { PaymentEvent } from 'nestjs-payments'` compiles in a decorated handler's signature with
+ * `isolatedModules` and `emitDecoratorMetadata` on (as `nest new` writes tsconfig.json): TypeScript
+ * refuses a name there that is only a type (TS1272), because a one-file transpiler could not tell whether
+ * to emit it in `design:paramtypes`; a name that is also a value is accepted, and emitted as `Object`.
+ */
+export const PaymentEvent: Readonly<Record<never, never>> = Object.freeze({});
+
 /** Second argument of every handler. */
 export interface PaymentEventContext {
   /**
@@ -107,6 +116,9 @@ export interface PaymentEventContext {
    */
   transaction?: PaymentsTransaction;
 }
+
+/** The runtime side of the name `PaymentEventContext`, for the same reason as `PaymentEvent`'s (TS1272). */
+export const PaymentEventContext: Readonly<Record<never, never>> = Object.freeze({});
 
 /**
  * The documented event names at runtime (the `PaymentEventTypeMap` keys the reference lists). Wildcards

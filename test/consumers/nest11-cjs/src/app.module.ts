@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AppController } from './app.controller';
+import { AppService } from './app.service';
 import { PaymentsModule, standardWebhooksVerifier } from 'nestjs-payments';
 import { FulfilmentService } from './fulfilment.service';
 import { HealthModule } from './health.module';
@@ -16,6 +18,7 @@ export const WEBHOOK_SECRET = 'whsec_eNZ0Uguzj56ZxIoXeUZM0XtQ1pw7XHjo';
     }),
     HealthModule,
   ],
-  providers: [FulfilmentService],
+  controllers: [AppController],
+  providers: [AppService, FulfilmentService],
 })
 export class AppModule {}

@@ -6,6 +6,13 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module';
 import { checkDeliveries, checkOneCopy, type SignedDelivery } from './deliveries';
 import { FulfilmentService } from './fulfilment.service';
+// The README's quick start as `nest build` compiled it (src/quick-start/): loading it links its imports of
+// the package (`OnPaymentEvent`, `PaymentEvent`) under this Node.
+import { Fulfilment } from './quick-start/fulfilment';
+
+if (typeof Fulfilment !== 'function')
+  throw new Error('the quick start handler (src/quick-start/fulfilment.ts) did not load');
+console.log('[consumer] quick start: src/quick-start/fulfilment.ts built by nest build, loaded with its imports');
 
 /** Signs as the service would, by hand (no helper of the package): HMAC of `${timestamp}.${rawBody}`. */
 function sign(payload: object, secret: string): SignedDelivery {

@@ -1,4 +1,7 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule, ConfigService } from '@nestjs/config';
+import { AppController } from './app.controller';
+import { AppService } from './app.service';
 import { PaymentsModule, hmacVerifier } from 'nestjs-payments';
 import { FulfilmentService } from './fulfilment.service';
 
@@ -9,15 +12,18 @@ export const WEBHOOK_SECRET = 'consumer-nest12-cjs-endpoint-secret';
 @Module({
   imports: [
     PaymentsModule.forRootAsync({
-      useFactory: () => ({
-        apiKey: process.env.PAYMENTS_API_KEY!, // test/consumers/run.mjs: a key of its simulator
+      imports: [ConfigModule.forRoot()],
+      inject: [ConfigService],
+      useFactory: (config: ConfigService) => ({
+        apiKey: config.getOrThrow<string>('PAYMENTS_API_KEY'), // run.mjs: a key of its simulator; tests: test/setup-env.ts
         environment: 'sandbox',
-        baseUrl: process.env.PAYMENTS_BASE_URL!,
+        baseUrl: config.getOrThrow<string>('PAYMENTS_BASE_URL'),
         allowInsecureHttp: true, // the local simulator speaks plain http
         webhooks: { verifier: hmacVerifier({ secrets: WEBHOOK_SECRET, ...SCHEME }) },
       }),
     }),
   ],
-  providers: [FulfilmentService],
+  controllers: [AppController],
+  providers: [AppService, FulfilmentService],
 })
 export class AppModule {}

@@ -5,6 +5,13 @@ import { signWebhook } from 'nestjs-payments/testing';
 import { AppModule, SCHEME, WEBHOOK_SECRET } from './app.module';
 import { checkDeliveries, checkOneCopy } from './deliveries';
 import { FulfilmentService } from './fulfilment.service';
+// The README's quick start as `nest build` compiled it (src/quick-start/): loading it links its imports of
+// the package (`OnPaymentEvent`, `PaymentEvent`) under this Node.
+import { Fulfilment } from './quick-start/fulfilment';
+
+if (typeof Fulfilment !== 'function')
+  throw new Error('the quick start handler (src/quick-start/fulfilment.ts) did not load');
+console.log('[consumer] quick start: src/quick-start/fulfilment.ts built by nest build, loaded with its imports');
 
 async function bootstrap(): Promise<void> {
   if (typeof require !== 'function') throw new Error('this app must run as CommonJS');

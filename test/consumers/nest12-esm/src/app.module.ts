@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AppController } from './app.controller.js';
+import { AppService } from './app.service.js';
 import { PaymentsModule, standardWebhooksVerifier } from 'nestjs-payments';
 import { FulfilmentService } from './fulfilment.service.js';
 
@@ -14,6 +16,7 @@ export const WEBHOOK_SECRET = 'whsec_eNZ0Uguzj56ZxIoXeUZM0XtQ1pw7XHjo';
       webhooks: { verifier: standardWebhooksVerifier({ secrets: WEBHOOK_SECRET }) },
     }),
   ],
-  providers: [FulfilmentService],
+  controllers: [AppController],
+  providers: [AppService, FulfilmentService],
 })
 export class AppModule {}

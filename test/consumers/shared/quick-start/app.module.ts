@@ -1,10 +1,8 @@
-// The README's quick start ("Quick start: an existing Nest app"), copied into each consumer app as
-// src/quick-start/ by test/consumers/run.mjs (relative imports lose their `.js` in CommonJS apps, as
-// `nest new` writes them there). Kept as the README shows it.
+// app.module.ts
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsModule, standardWebhooksVerifier, type PaymentsEnvironment } from 'nestjs-payments';
-import { Fulfilment } from './fulfilment.js';
+import { PaymentsEnvironment, PaymentsModule, standardWebhooksVerifier } from 'nestjs-payments';
+import { Fulfilment } from './fulfilment';
 
 @Module({
   imports: [
@@ -16,9 +14,7 @@ import { Fulfilment } from './fulfilment.js';
         environment: config.get<PaymentsEnvironment>('PAYMENTS_ENVIRONMENT', 'sandbox'),
         baseUrl: config.getOrThrow<string>('PAYMENTS_BASE_URL'),
         allowInsecureHttp: config.get('PAYMENTS_ALLOW_INSECURE_HTTP') === 'true', // the local simulator only
-        webhooks: {
-          verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }),
-        },
+        webhooks: { verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }) },
       }),
     }),
   ],

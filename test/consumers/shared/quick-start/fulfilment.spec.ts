@@ -1,24 +1,15 @@
-// The README's handler test (fulfilment.spec.ts), verbatim but for the `.js` of relative imports
-// (test/consumers/run.mjs drops them for CommonJS apps, as `nest new` writes those): copied into each
-// consumer app as src/quick-start/fulfilment.spec.ts and run by the app's own runner (Jest + ts-jest in
-// CommonJS apps, Vitest in the Nest 12 ESM app).
+// fulfilment.spec.ts (Jest or Vitest, CommonJS or ESM: `describe`, `it`, `expect` are the runner's)
 import { Test } from '@nestjs/testing';
 import { createPaymentEvent, PaymentsSimulator, signWebhook } from 'nestjs-payments/testing';
-import { AppModule } from './app.module.js';
-import { Fulfilment } from './fulfilment.js';
+import { AppModule } from './app.module';
+import { Fulfilment } from './fulfilment';
 
 it('runs the handler once per event', async () => {
-  const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'; // any whsec_ + base64 value
+  const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';      // any whsec_ + base64 value
   const sim = new PaymentsSimulator({ apiKeys: ['sk_test_sim'] }); // plain http on 127.0.0.1
-  Object.assign(process.env, {
-    PAYMENTS_API_KEY: 'sk_test_sim',
-    PAYMENTS_BASE_URL: await sim.start(),
-    PAYMENTS_ALLOW_INSECURE_HTTP: 'true',
-    PAYMENTS_WEBHOOK_SECRET: SECRET,
-  });
-  const app = (await Test.createTestingModule({ imports: [AppModule] }).compile()).createNestApplication({
-    rawBody: true,
-  });
+  Object.assign(process.env, { PAYMENTS_API_KEY: 'sk_test_sim', PAYMENTS_BASE_URL: await sim.start(),
+    PAYMENTS_ALLOW_INSECURE_HTTP: 'true', PAYMENTS_WEBHOOK_SECRET: SECRET });
+  const app = (await Test.createTestingModule({ imports: [AppModule] }).compile()).createNestApplication({ rawBody: true });
   await app.listen(0, '127.0.0.1');
 
   const event = createPaymentEvent('payment_intent.succeeded');
@@ -26,7 +17,7 @@ it('runs the handler once per event', async () => {
   const url = `${await app.getUrl()}/payments/webhooks`;
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // duplicate
-  expect(app.get(Fulfilment).paid).toEqual([event.id]); // ran once
+  expect(app.get(Fulfilment).paid).toEqual([event.id]);                                   // ran once
   await app.close();
   await sim.stop();
 });

@@ -1,6 +1,6 @@
-// The README's quick start: runs once per event, whatever the redeliveries.
+// fulfilment.ts: runs once per event, whatever the redeliveries
 import { Injectable } from '@nestjs/common';
-import { OnPaymentEvent, type PaymentEvent } from 'nestjs-payments';
+import { OnPaymentEvent, PaymentEvent } from 'nestjs-payments';
 
 @Injectable()
 export class Fulfilment {
