@@ -47,27 +47,30 @@ describe('whole-system simulation', () => {
   beforeAll(() => Logger.overrideLogger(toTrace));
   afterAll(() => Logger.overrideLogger(new Logger()));
 
-  it(`keeps every invariant over ${count} seed(s) from ${seeds[0]}`, async () => {
-    const failures: string[] = [];
-    let effects = 0;
-    let intents = 0;
-    for (const seed of seeds) {
-      const done = await run(seed);
-      effects += [...done.effects.values()].reduce((a, b) => a + b, 0);
-      intents += done.intents.size;
-      if (process.env.TRACE) console.log(done.trace.join('\n'));
-      if (done.violations.length > 0) {
-        const v = done.violations[0]!;
-        failures.push(
-          `seed ${seed}: ${v.kind}: ${v.detail}\n  replay: SEED=${seed} npm run test:sim\n  ${done.minimalTrace().join('\n  ')}`,
-        );
-        if (failures.length >= 3) break;
+  it(
+    `keeps every invariant over ${count} seed(s) from ${seeds[0]}`,
+    async () => {
+      const failures: string[] = [];
+      let effects = 0;
+      let intents = 0;
+      for (const seed of seeds) {
+        const done = await run(seed);
+        effects += [...done.effects.values()].reduce((a, b) => a + b, 0);
+        intents += done.intents.size;
+        if (process.env.TRACE) console.log(done.trace.join('\n'));
+        if (done.violations.length > 0) {
+          const v = done.violations[0]!;
+          const failure = `seed ${seed}: ${v.kind}: ${v.detail}\n  replay: SEED=${seed} npm run test:sim\n  ${done.minimalTrace().join('\n  ')}`;
+          console.error(failure);
+          failures.push(failure);
+          if (failures.length >= 3) break;
+        }
       }
-    }
-    if (failures.length > 0) console.error(failures.join('\n\n'));
-    expect(failures).toEqual([]);
-    // The runs did work: handlers ran, intents were created (a check that cannot pass empty-handed).
-    expect(effects).toBeGreaterThan(seeds.length * 5);
-    expect(intents).toBe(seeds.length * DEFAULT_SETTINGS.intentsPerInstance * 2);
-  });
+      expect(failures).toEqual([]);
+      // The runs did work: handlers ran, intents were created (a check that cannot pass empty-handed).
+      expect(effects).toBeGreaterThan(seeds.length * 5);
+      expect(intents).toBe(seeds.length * DEFAULT_SETTINGS.intentsPerInstance * 2);
+    },
+    Math.max(600_000, count * 5_000),
+  );
 });
