@@ -66,10 +66,8 @@ export async function runSimulatorCli(argv: readonly string[], io: CliIo): Promi
     return 1;
   }
 
-  for (const line of startupLines(session)) io.out(line);
   const log = new DeliveryLog(session.simulator, io.out);
-  log.start();
-
+  const running = session;
   return new Promise<number>((resolve) => {
     // Stdin may end (a pipe, `< /dev/null`): the simulator keeps serving until quit or a signal.
     const rl = createInterface({ input: io.stdin, terminal: false });
@@ -82,17 +80,20 @@ export async function runSimulatorCli(argv: readonly string[], io: CliIo): Promi
       rl.close();
       log.flush();
       log.stop();
-      void session.stop().then(() => {
+      void running.stop().then(() => {
         io.out('simulator stopped');
         resolve(0);
       });
     };
+    // Before the first line is printed: whoever reads "Ready." may signal at once.
     const removeSignals = io.onSignal(stop);
+    for (const line of startupLines(running)) io.out(line);
+    log.start();
     rl.on('line', (line) => {
       // One command at a time, in the order typed.
       queue = queue.then(async () => {
         if (stopping) return;
-        const result = await runCommandLine(line, session);
+        const result = await runCommandLine(line, running);
         log.flush();
         if (result.output !== '') io.out(result.output);
         if (result.quit === true) stop();
