@@ -60,6 +60,8 @@ describe('docs/testing.md', () => {
   afterAll(() => tree?.remove());
 
   it('has the three spec blocks: a handler, the e2e test with the README AppModule, a reconciled order', () => {
+    // Every fenced block is one this test runs (ts, sh) or compares with the output (text).
+    expect([...PAGE.matchAll(/^```(\w+)\n/gm)].map((m) => m[1])).toEqual(['ts', 'ts', 'ts', 'sh', 'text']);
     expect(TS_BLOCKS).toHaveLength(3);
     expect(TS_BLOCKS[1]).toContain("import { AppModule } from './app.module'");
     expect(TS_BLOCKS[1]).not.toContain('DeferredVerifier');
