@@ -53,11 +53,16 @@ export class SimulatorSession {
       throw error;
     }
     if (this.options.forwardTo !== undefined) {
-      this.#endpoint = this.simulator.registerWebhookEndpoint({
-        url: this.options.forwardTo,
-        apiKey: this.apiKey,
-        secret: this.options.secret,
-      });
+      try {
+        this.#endpoint = this.simulator.registerWebhookEndpoint({
+          url: this.options.forwardTo,
+          apiKey: this.apiKey,
+          secret: this.options.secret,
+        });
+      } catch (error) {
+        await this.simulator.stop(); // nothing left listening behind a failed start
+        throw error;
+      }
     }
   }
 
