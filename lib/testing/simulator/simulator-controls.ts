@@ -203,6 +203,10 @@ export class SimulatorControls {
   get duplicates(): { copies: number; mode: 'concurrent' | 'sequential' } {
     return this.#duplicates;
   }
+  /** @internal The delay the next new delivery would get (kept for readers of the older getter). */
+  get delayMs(): number {
+    return this.#delay.left === 0 ? 0 : this.#delay.ms;
+  }
   /** @internal The delay of the next new delivery (counted against `next` when one was given). */
   takeDelay(): number {
     const delay = this.#delay;

@@ -100,6 +100,7 @@ describe('docs/testing.md', () => {
       'takeDrop',
       'takeDelay',
       'takeRateLimit',
+      'delayMs',
       'duplicates',
       'batchOrder',
       'holding',
