@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { CLI_COMMANDS_HELP } from '../../../lib/testing/simulator/cli/cli.messages.js';
 import { SimulatorControls } from '../../../lib/testing/simulator/simulator-controls.js';
 import { CliProcess } from '../../e2e/testing/simulator/cli/cli-process.fixture.js';
@@ -92,6 +93,42 @@ describe('docs/testing.md', () => {
     },
     90_000,
   );
+
+  it('its spec blocks compile under `strict` with the repository tsconfig (handlers and all)', () => {
+    // Typed copies beside the transpiled tree, pointed at lib/'s TypeScript and the quick-start sources.
+    const dir = join(tree.dir, 'typed');
+    mkdirSync(dir, { recursive: true });
+    const repo = process.cwd();
+    const files = TS_BLOCKS.map((block, i) => {
+      const file = join(dir, `block-${i + 1}.ts`);
+      const code = block
+        .replace(/from 'nestjs-payments'/g, `from '${repo}/lib/index.js'`)
+        .replace(/from 'nestjs-payments\/(testing|webhooks)'/g, `from '${repo}/lib/$1/index.js'`)
+        .replace(/from '\.\/(app\.module|fulfilment)'/g, `from '${repo}/test/consumers/shared/quick-start/$1.js'`);
+      writeFileSync(file, `${code}\nexport {};\n`);
+      return file;
+    });
+    const config = ts.getParsedCommandLineOfConfigFile(
+      join(repo, 'tsconfig.json'),
+      {},
+      {
+        ...ts.sys,
+        onUnRecoverableConfigFileDiagnostic: () => undefined,
+      },
+    )!;
+    const options: ts.CompilerOptions = {
+      ...config.options,
+      noEmit: true,
+      rootDir: undefined,
+      paths: { 'nestjs-payments': [`${repo}/lib/index.ts`], 'nestjs-payments/*': [`${repo}/lib/*/index.ts`] },
+    };
+    expect(options.strict).toBe(true);
+    const program = ts.createProgram(files, options);
+    const errors = ts
+      .getPreEmitDiagnostics(program)
+      .map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    expect(errors).toEqual([]);
+  }, 120_000);
 
   it('the controls table names every control the simulator has', () => {
     const table = /\| control \| effect \|\n([\s\S]*?)\n\n/.exec(PAGE)![1]!;
