@@ -72,6 +72,9 @@ export const CLI_ERRORS = {
     scheme === 'standard-webhooks'
       ? '--secret is not a Standard Webhooks secret: pass whsec_ followed by base64 (or leave it out to get a fresh one)'
       : '--secret must be a non-empty text (or leave it out to get a fresh one)',
+  portDenied: (port: number): string =>
+    `port ${port} needs privileges to listen on: pass --port 1024 or above (or --port 0 for a free one)`,
+  host: '--host is not an address of this machine: pass one, e.g. --host 127.0.0.1 (the default)',
   answered: (status: number): string => `the simulator answered ${status}`,
   portInUse: (port: number): string =>
     `port ${port} is in use: pass --port <another port> (or --port 0 for a free one)`,

@@ -48,8 +48,11 @@ export class SimulatorSession {
     try {
       this.#baseUrl = await this.simulator.start(this.options.port);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
-        throw new CliUsageError(CLI_ERRORS.portInUse(this.options.port));
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EADDRINUSE') throw new CliUsageError(CLI_ERRORS.portInUse(this.options.port));
+      if (code === 'EACCES') throw new CliUsageError(CLI_ERRORS.portDenied(this.options.port));
+      if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+        throw new CliUsageError(CLI_ERRORS.host);
       throw error;
     }
     if (this.options.forwardTo !== undefined) {

@@ -83,6 +83,10 @@ describe('npx nestjs-payments simulator', () => {
     [['simulator', '--port'], /^nestjs-payments: flag --port needs a value, .*\n$/],
     [['simulator', '--scheme', 'jwt'], /^nestjs-payments: --scheme must be standard-webhooks or hmac\n$/],
     [['simulate'], /^nestjs-payments: unknown command 'simulate': .*\n$/],
+    [
+      ['simulator', '--port', '0', '--host', '192.0.2.1'],
+      /^nestjs-payments: --host is not an address of this machine: .*\n$/,
+    ],
   ])('%j exits 2 with one line naming the flag and the fix', async (args, message) => {
     const child = cli(...args);
     expect(await child.exited).toEqual({ code: 2, signal: null });
