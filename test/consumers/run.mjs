@@ -28,6 +28,7 @@ import { cp, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } f
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkSimulatorCli, SIMULATOR_CLI_APP } from './shared/simulator-cli.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -337,6 +338,8 @@ async function runApp(name, ready, work, nodes) {
       );
     }
   }
+  // `npx nestjs-payments simulator` forwarding to this app (one app, this Node): shared/simulator-cli.mjs.
+  if (name === SIMULATOR_CLI_APP) perNode.push(await withCpu(() => timed('cli', () => checkSimulatorCli(dir))));
   const engines = engineWarnings(`${depsOutput}\n${tarballOutput}`);
   return {
     versions,

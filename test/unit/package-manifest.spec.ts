@@ -8,6 +8,7 @@ const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as
   type: string;
   exports: Record<string, Record<string, string>>;
   files: string[];
+  bin?: Record<string, string>;
   dependencies?: Record<string, string>;
   peerDependencies?: Record<string, string>;
   peerDependenciesMeta?: Record<string, { optional?: boolean }>;
@@ -52,6 +53,17 @@ describe('package manifest', () => {
       });
     }
     expect(manifest.files).toEqual(expect.arrayContaining(['dist/cjs', 'dist/esm']));
+  });
+
+  it('ships `npx nestjs-payments` from the CommonJS build: a shebang file of lib/, importing Node built-ins only', () => {
+    expect(manifest.bin).toEqual({ 'nestjs-payments': 'dist/cjs/testing/simulator/cli/main.js' });
+    expect(manifest.files).toContain('dist/cjs');
+    const main = readFileSync(join(root, 'lib/testing/simulator/cli/main.ts'), 'utf8');
+    expect(main.startsWith('#!/usr/bin/env node\n')).toBe(true);
+    const cliImports = sourceFiles(join(root, 'lib/testing/simulator/cli')).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(/from '([^'.][^']*)'/g)].map((m) => m[1]!),
+    );
+    expect(cliImports.filter((name) => !name.startsWith('node:'))).toEqual([]);
   });
 
   it('declares every bare import of lib/ as a dependency or a peer dependency', () => {

@@ -18,6 +18,7 @@ export const SIMULATOR_ARGUMENT_MESSAGES = {
   positiveInteger: 'must be an integer >= 1',
   ratio: 'must be between 0 and 1',
   nonNegativeMs: 'must be a number of milliseconds >= 0',
+  secretForm: "must be a non-empty secret in the scheme's form (standard-webhooks: whsec_ followed by base64)",
 } as const;
 
 /** `waitForIdle` gave up: what is still pending (counts, never bodies or secrets). */

@@ -151,9 +151,32 @@ export class PaymentsSimulator {
     return this;
   }
 
-  /** Registers an endpoint without HTTP (same as `POST /webhook_endpoints` with `apiKey`). */
-  registerWebhookEndpoint(params: { url: string; events?: string[]; apiKey?: string }): SimulatedWebhookEndpoint {
-    return this.#state.createEndpoint(this.#state.accountFor(params.apiKey), params.url, params.events);
+  /**
+   * Registers an endpoint without HTTP (same as `POST /webhook_endpoints` with `apiKey`). `secret` fixes
+   * the endpoint's secret (in the scheme's form, e.g. `whsec_` + base64) instead of a fresh random one,
+   * so an app can be configured with it before the simulator starts.
+   *
+   * @example
+   * sim.registerWebhookEndpoint({ url: `${appUrl}/payments/webhooks`, secret: process.env.PAYMENTS_WEBHOOK_SECRET });
+   */
+  registerWebhookEndpoint(params: {
+    url: string;
+    events?: string[];
+    apiKey?: string;
+    secret?: string;
+  }): SimulatedWebhookEndpoint {
+    const { secret } = params;
+    if (secret !== undefined) {
+      if (typeof secret !== 'string' || secret === '')
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.registerWebhookEndpoint',
+          'secret',
+          SIMULATOR_ARGUMENT_MESSAGES.secretForm,
+        );
+      // Throws the scheme's own PaymentsConfigurationError (it never quotes the secret) on a malformed one.
+      this.#scheme.withSecrets(secret);
+    }
+    return this.#state.createEndpoint(this.#state.accountFor(params.apiKey), params.url, params.events, secret);
   }
 
   /** Emits `type` directly, without the iframe. With `intentId`, an intent event also moves that intent to the state it names; without, a new intent is made. */

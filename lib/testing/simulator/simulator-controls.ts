@@ -29,8 +29,8 @@ export class SimulatorControls {
     | { kind: 'ratio'; ratio: number; seen: number; retryAfter: number }
     | undefined;
   #duplicates = { copies: 1, mode: 'concurrent' as 'concurrent' | 'sequential' };
-  #delayMs = 0;
-  #dropShare = 0;
+  #delay: { ms: number; left: number | undefined } = { ms: 0, left: undefined };
+  #drop: { share: number; left: number | undefined } = { share: 0, left: undefined };
   #dropped = 0;
   #batchOrder: DeliveryOrder | undefined;
   #holding = false;
@@ -86,15 +86,25 @@ export class SimulatorControls {
     return this;
   }
 
-  /** Waits `ms` before the first attempt of every new delivery. */
-  delayDeliveries(ms: number): this {
+  /**
+   * Waits `ms` before the first attempt of every new delivery, or of the next `next` ones only (then
+   * no delay again). `delayDeliveries(0)` turns it off.
+   */
+  delayDeliveries(ms: number, options: { next?: number } = {}): this {
     if (!(ms >= 0))
       throw new PaymentsInvalidArgumentError(
         'PaymentsSimulator.controls.delayDeliveries',
         'ms',
         SIMULATOR_ARGUMENT_MESSAGES.nonNegativeMs,
       );
-    this.#delayMs = ms;
+    const next = options.next;
+    if (next !== undefined && (!Number.isInteger(next) || next < 0))
+      throw new PaymentsInvalidArgumentError(
+        'PaymentsSimulator.controls.delayDeliveries',
+        'next',
+        SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger,
+      );
+    this.#delay = { ms, left: next };
     return this;
   }
 
@@ -108,18 +118,29 @@ export class SimulatorControls {
   }
 
   /**
-   * Drops this share (0 to 1) of new deliveries for good: the endpoint never receives them, no attempt
-   * and no retry (an endpoint down past the retry schedule, a route a deploy removed). Drawn from the
-   * simulator's `random`; `dropped` counts them. For the reconciler (`webhooks.reconcile`).
+   * Drops new deliveries for good: the endpoint never receives them, no attempt and no retry (an
+   * endpoint down past the retry schedule, a route a deploy removed). A number drops that share (0 to
+   * 1) of them, drawn from the simulator's `random`; `{ next: n }` drops exactly the next n, then none.
+   * `dropped` counts them. For the reconciler (`webhooks.reconcile`).
    */
-  dropDeliveries(share: number): this {
-    if (!(share >= 0 && share <= 1))
+  dropDeliveries(rule: number | { next: number }): this {
+    if (typeof rule === 'object' && rule !== null) {
+      if (!Number.isInteger(rule.next) || rule.next < 0)
+        throw new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.controls.dropDeliveries',
+          'next',
+          SIMULATOR_ARGUMENT_MESSAGES.nonNegativeInteger,
+        );
+      this.#drop = { share: 0, left: rule.next };
+      return this;
+    }
+    if (!(rule >= 0 && rule <= 1))
       throw new PaymentsInvalidArgumentError(
         'PaymentsSimulator.controls.dropDeliveries',
         'share',
         SIMULATOR_ARGUMENT_MESSAGES.ratio,
       );
-    this.#dropShare = share;
+    this.#drop = { share: rule, left: undefined };
     return this;
   }
 
@@ -130,7 +151,11 @@ export class SimulatorControls {
 
   /** @internal Whether the next delivery is dropped (counted when it is). */
   takeDrop(random: () => number): boolean {
-    if (this.#dropShare === 0 || !(random() < this.#dropShare)) return false;
+    const drop = this.#drop;
+    if (drop.left !== undefined) {
+      if (drop.left === 0) return false;
+      drop.left -= 1;
+    } else if (drop.share === 0 || !(random() < drop.share)) return false;
     this.#dropped += 1;
     return true;
   }
@@ -152,8 +177,8 @@ export class SimulatorControls {
   reset(): this {
     this.#rate = undefined;
     this.#duplicates = { copies: 1, mode: 'concurrent' };
-    this.#delayMs = 0;
-    this.#dropShare = 0;
+    this.#delay = { ms: 0, left: undefined };
+    this.#drop = { share: 0, left: undefined };
     this.#batchOrder = undefined;
     if (this.#holding) this.release('fifo');
     return this;
@@ -178,9 +203,17 @@ export class SimulatorControls {
   get duplicates(): { copies: number; mode: 'concurrent' | 'sequential' } {
     return this.#duplicates;
   }
-  /** @internal */
+  /** @internal The delay the next new delivery would get (kept for readers of the older getter). */
   get delayMs(): number {
-    return this.#delayMs;
+    return this.#delay.left === 0 ? 0 : this.#delay.ms;
+  }
+  /** @internal The delay of the next new delivery (counted against `next` when one was given). */
+  takeDelay(): number {
+    const delay = this.#delay;
+    if (delay.left === undefined) return delay.ms;
+    if (delay.left === 0) return 0;
+    delay.left -= 1;
+    return delay.ms;
   }
   /** @internal */
   get batchOrder(): DeliveryOrder | undefined {

@@ -151,7 +151,7 @@ export class SimulatorState {
     return snapshot;
   }
 
-  createEndpoint(account: string, url: unknown, events: unknown): SimulatedWebhookEndpoint {
+  createEndpoint(account: string, url: unknown, events: unknown, secret?: string): SimulatedWebhookEndpoint {
     let parsed: URL | undefined;
     try {
       parsed = typeof url === 'string' ? new URL(url) : undefined;
@@ -168,7 +168,7 @@ export class SimulatorState {
     ) {
       throw new SimulatorHttpError(400, 'invalid_events', 'events must be an array of event names.');
     }
-    const secret = this.scheme.newSecret();
+    secret ??= this.scheme.newSecret();
     const endpoint: EndpointRecord = {
       id: randomUUID(),
       url: parsed.toString(),

@@ -187,7 +187,7 @@ export class WebhookDeliveryEngine {
   async #runUnit(unit: Unit): Promise<void> {
     for (const state of unit) {
       if (this.#stopped) return;
-      const delay = this.#deps.controls.delayMs;
+      const delay = this.#deps.controls.takeDelay();
       if (delay > 0) {
         this.#setStatus(state, 'scheduled');
         state.record.next_attempt_at = this.#iso(delay);

@@ -5,7 +5,7 @@ import { Test } from '@nestjs/testing';
 import { OnPaymentEvent, PaymentsModule, standardWebhooksVerifier, type PaymentEvent } from '../../../lib/index.js';
 import { createPaymentEvent, signWebhook } from '../../../lib/testing/index.js';
 
-// docs/testing.md's "A handler under test" example, kept runnable.
+// A merchant handler tested with signWebhook + createPaymentEvent (docs/testing.md's own block runs from the page: test/unit/docs/testing-doc.spec.ts).
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 @Injectable()

@@ -12,8 +12,9 @@ import {
 } from '../../../../lib/index.js';
 import { PaymentsSimulator } from '../../../../lib/testing/index.js';
 
-// docs/testing.md's "The simulator in an e2e test" example, kept runnable: the real client and receiver
-// against the simulator, from create to a handled webhook.
+// The real client and receiver against the simulator, from create to a handled webhook, with the
+// endpoint registered through PaymentsService (docs/testing.md's own examples run from the page:
+// test/unit/docs/testing-doc.spec.ts).
 
 /** Resolves the verifier lazily: the endpoint secret exists only once the endpoint is registered. */
 class DeferredVerifier implements WebhookVerifier {

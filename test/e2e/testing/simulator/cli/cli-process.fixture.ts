@@ -1,0 +1,62 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A port free on 127.0.0.1 right now (for an app the CLI must forward to before it listens). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** `node <main.js> ...args` with its output kept line by line, lines typed on its stdin. */
+export class CliProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(main: string, args: readonly string[]) {
+    this.child = spawn(process.execPath, [main, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdout.on('data', (chunk: Buffer) => this.#append('stdout', chunk));
+    this.child.stderr.on('data', (chunk: Buffer) => this.#append('stderr', chunk));
+    this.exited = new Promise((resolve) => this.child.once('close', (code, signal) => resolve({ code, signal })));
+  }
+
+  /** Types one command. */
+  send(line: string): void {
+    this.child.stdin.write(`${line}\n`);
+  }
+
+  /** Resolves with the first match of `pattern` in stdout after `from` (a stdout length); rejects after `timeoutMs`. */
+  waitFor(pattern: RegExp, from = 0, timeoutMs = 20_000): Promise<RegExpExecArray> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const match = pattern.exec(this.stdout.slice(from));
+        if (match === null) return false;
+        this.#waiters.delete(listener);
+        clearTimeout(timer);
+        resolve(match);
+        return true;
+      };
+      const listener = (): void => void check();
+      const timer = setTimeout(() => {
+        this.#waiters.delete(listener);
+        reject(new Error(`no ${pattern} in the CLI's output:\n${this.stdout}\n${this.stderr}`));
+      }, timeoutMs);
+      if (!check()) this.#waiters.add(listener);
+    });
+  }
+
+  /** Stops it by force if a test failed half-way. */
+  kill(): void {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+  }
+
+  #append(stream: 'stdout' | 'stderr', chunk: Buffer): void {
+    this[stream] += chunk.toString();
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+}

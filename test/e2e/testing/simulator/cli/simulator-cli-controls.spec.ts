@@ -1,0 +1,112 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { join } from 'node:path';
+import { hmacVerifier } from '../../../../../lib/index.js';
+import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
+import { WebhookReceiver } from '../webhook-receiver.fixture.js';
+import { CliProcess } from './cli-process.fixture.js';
+
+/*
+ * The rest of `npx nestjs-payments simulator`'s surface, as a process: the HMAC scheme flags (a
+ * delivery verified with the printed secret), the checkout page it serves, and the delay, hold,
+ * duplicate and reset controls typed on stdin.
+ */
+const printed = (stdout: string, label: string): string => new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout)![1]!;
+
+describe('npx nestjs-payments simulator: scheme flags, checkout page, delivery controls', () => {
+  let tree: TranspiledTree;
+  let main: string;
+  let receiver: WebhookReceiver;
+  let url: string;
+  let cli: CliProcess | undefined;
+
+  beforeAll(async () => {
+    tree = transpileToCache('payments-cli-controls', ['lib']);
+    main = join(tree.dir, 'lib', 'testing', 'simulator', 'cli', 'main.js');
+  });
+  afterAll(() => tree?.remove());
+  afterEach(async () => {
+    cli?.kill();
+    await receiver?.stop();
+  });
+  const boot = async (...flags: string[]): Promise<CliProcess> => {
+    receiver = new WebhookReceiver();
+    url = await receiver.start();
+    cli = new CliProcess(main, ['simulator', '--port', '0', '--forward-to', url, ...flags]);
+    await cli.waitFor(/^Ready\./m);
+    return cli;
+  };
+
+  it('--scheme hmac --hmac-header x-signature --hmac-prefix sha256=: deliveries verify with the printed secret', async () => {
+    const sim = await boot('--scheme', 'hmac', '--hmac-header', 'x-signature', '--hmac-prefix', 'sha256=');
+    expect(sim.stdout).toContain('(hmac, endpoint ');
+    sim.send('pay');
+    await receiver.waitFor(1);
+    const [delivery] = receiver.deliveries;
+    expect(String(delivery!.headers['x-signature'])).toMatch(/^sha256=[0-9a-f]{64}$/);
+    const verifier = hmacVerifier({
+      secrets: printed(sim.stdout, 'endpoint secret'),
+      header: 'x-signature',
+      prefix: 'sha256=',
+    });
+    const verdict = await verifier.verify({
+      rawBody: Buffer.from(delivery!.rawBody),
+      headers: delivery!.headers as Record<string, string>,
+    });
+    expect(verdict).toMatchObject({ valid: true });
+  });
+
+  it('--hmac-header without --scheme hmac is refused, naming both flags', async () => {
+    const child = new CliProcess(main, ['simulator', '--hmac-header', 'x-signature']);
+    expect(await child.exited).toEqual({ code: 2, signal: null });
+    expect(child.stderr).toBe(
+      'nestjs-payments: --hmac-header applies to --scheme hmac only: add --scheme hmac or drop --hmac-header\n',
+    );
+  });
+
+  it('`checkout` prints a page the simulator serves: the checkout form of that intent', async () => {
+    const sim = await boot();
+    sim.send('checkout 2500');
+    const [, page] = await sim.waitFor(/: open (http:\/\/\S+)/);
+    const res = await fetch(page!);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(new URL(page!).hash).toMatch(/^#embed_token=/);
+  });
+
+  it('`delay <ms> 1` holds back the next delivery only; `hold`/`release`; `duplicate 2`; `reset`', async () => {
+    const sim = await boot();
+    let from = sim.stdout.length;
+    sim.send('delay 600000 1');
+    sim.send('trigger payment_intent.cancelled');
+    await sim.waitFor(/emitted payment_intent\.cancelled/, from);
+    sim.send('trigger payment_intent.cancelled');
+    await receiver.waitFor(1);
+    from = sim.stdout.length;
+    sim.send('deliveries');
+    await sim.waitFor(/dropped by `drop`: 0/, from);
+    expect(sim.stdout.slice(from)).toMatch(/payment_intent\.cancelled .* scheduled {2}answers: none yet, next attempt/);
+
+    sim.send('hold');
+    sim.send('trigger payment_intent.cancelled');
+    from = sim.stdout.length;
+    sim.send('deliveries');
+    await sim.waitFor(/ held {2}answers: none yet/, from);
+    expect(receiver.deliveries).toHaveLength(1);
+    sim.send('release');
+    await receiver.waitFor(2);
+
+    sim.send('duplicate 2');
+    sim.send('trigger payment_intent.cancelled');
+    await receiver.waitFor(4);
+    const [a, b] = receiver.deliveries.slice(2);
+    expect(a!.body.id).toBe(b!.body.id); // two copies of one event
+    from = sim.stdout.length;
+    sim.send('reset');
+    await sim.waitFor(/every control off/, from);
+    sim.send('trigger payment_intent.cancelled');
+    await receiver.waitFor(5);
+    sim.send('quit');
+    expect(await sim.exited).toEqual({ code: 0, signal: null });
+    expect(receiver.deliveries).toHaveLength(5);
+  });
+});
