@@ -81,7 +81,8 @@ const OPTIONS: ts.CompilerOptions = {
   moduleResolution: ts.ModuleResolutionKind.NodeNext,
   target: ts.ScriptTarget.ES2023,
   skipLibCheck: true,
-  types: ['node'],
+  // A block that is a whole spec file (docs/testing.md) uses the runner's globals, as `nest new` sets them up.
+  types: ['node', 'jest'],
   paths: {
     'nestjs-payments': [path.join(root, 'lib/index.ts')],
     'nestjs-payments/*': [path.join(root, 'lib/*/index.ts')],

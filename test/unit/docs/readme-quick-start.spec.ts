@@ -27,10 +27,11 @@ const VARIABLES = [
 
 @Injectable()
 class Fulfilment {
-  readonly paid: string[] = []; // your orders service in a real app
+  readonly paid: string[] = []; // paid intents: your orders service in a real app
   @OnPaymentEvent('payment_intent.succeeded')
   onPaid(event: PaymentEvent<'payment_intent.succeeded'>) {
-    this.paid.push(event.id);
+    const intentId = event.data.payment_intent?.id;
+    if (intentId) this.paid.push(intentId);
   }
 }
 
@@ -115,6 +116,6 @@ describe('README quick start', () => {
     const again = await fetch(url, { method: 'POST', headers, body: rawBody }); // a redelivery
     expect([first.status, await first.json()]).toEqual([200, { received: true, outcome: 'handled' }]);
     expect([again.status, await again.json()]).toEqual([200, { received: true, outcome: 'duplicate' }]);
-    expect(app.get(Fulfilment).paid).toEqual([event.id]);
+    expect(app.get(Fulfilment).paid).toEqual([event.data.payment_intent?.id]);
   });
 });

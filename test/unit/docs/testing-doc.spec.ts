@@ -99,12 +99,18 @@ describe('docs/testing.md', () => {
     const dir = join(tree.dir, 'typed');
     mkdirSync(dir, { recursive: true });
     const repo = process.cwd();
+    const toLib = (code: string) =>
+      code
+        .replace(/from 'nestjs-payments'/g, `from '${repo}/lib/index.js'`)
+        .replace(/from 'nestjs-payments\/(testing|webhooks)'/g, `from '${repo}/lib/$1/index.js'`);
+    // The quick start as an ES module app compiles it (relative imports with `.js`, as the consumer matrix does).
+    for (const name of ['app.module', 'fulfilment']) {
+      const source = readFileSync(join(repo, 'test/consumers/shared/quick-start', `${name}.ts`), 'utf8');
+      writeFileSync(join(dir, `${name}.ts`), toLib(source).replace(/from '\.\/(\w[\w.-]*)'/g, "from './$1.js'"));
+    }
     const files = TS_BLOCKS.map((block, i) => {
       const file = join(dir, `block-${i + 1}.ts`);
-      const code = block
-        .replace(/from 'nestjs-payments'/g, `from '${repo}/lib/index.js'`)
-        .replace(/from 'nestjs-payments\/(testing|webhooks)'/g, `from '${repo}/lib/$1/index.js'`)
-        .replace(/from '\.\/(app\.module|fulfilment)'/g, `from '${repo}/test/consumers/shared/quick-start/$1.js'`);
+      const code = toLib(block).replace(/from '\.\/(app\.module|fulfilment)'/g, "from './$1.js'");
       writeFileSync(file, `${code}\nexport {};\n`);
       return file;
     });

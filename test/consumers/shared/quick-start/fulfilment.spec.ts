@@ -17,7 +17,7 @@ it('runs the handler once per event', async () => {
   const url = `${await app.getUrl()}/payments/webhooks`;
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // duplicate
-  expect(app.get(Fulfilment).paid).toEqual([event.id]);                                   // ran once
+  expect(app.get(Fulfilment).paid).toEqual([event.data.payment_intent?.id]);              // ran once
   await app.close();
   await sim.stop();
 });

@@ -4,9 +4,11 @@ import { OnPaymentEvent, PaymentEvent } from 'nestjs-payments';
 
 @Injectable()
 export class Fulfilment {
-  readonly paid: string[] = []; // your orders service in a real app
+  readonly paid: string[] = []; // paid intents: your orders service in a real app
   @OnPaymentEvent('payment_intent.succeeded') // a misspelt name does not compile
   onPaid(event: PaymentEvent<'payment_intent.succeeded'>) {
-    this.paid.push(event.id);
+    // Key your effect on what identifies the order, the intent: a webhook and a reconciled event share it.
+    const intentId = event.data.payment_intent?.id;
+    if (intentId) this.paid.push(intentId);
   }
 }
