@@ -18,6 +18,11 @@ import { formatAge, reconciledEvent, type ReconcileClient, type ReconcileSweepRe
 
 const SETTLED: ReadonlySet<DispatchOutcome> = new Set(['handled', 'duplicate', 'unhandled']);
 
+/** Failed retrieves in a row after which an intent past `maxAgeSeconds` is given up. */
+const GIVE_UP_AFTER_FAILURES = 3;
+/** Most intents remembered per process as settling or failing (beyond: forgotten, which only delays a give-up). */
+const MAX_REMEMBERED = 10_000;
+
 /** What one check asks of the sweep: go on (undefined), count an unanswered retrieve, or stop. */
 export type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
 
@@ -30,6 +35,13 @@ export type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
 export class WatchedIntentCheck {
   /** 401/403 to retrieves: one line per window, not one per intent. */
   private readonly authLog: WebhookLogSampler;
+  /**
+   * Intents this process found in a terminal state with a handler still to run: never given up on a
+   * failed retrieve (a failed handler is retried, never dropped).
+   */
+  private readonly settling = new Set<string>();
+  /** Failed retrieves of an intent in a row, in this process: giving up on failures takes a few. */
+  private readonly failures = new Map<string, number>();
 
   constructor(
     private readonly store: IntentWatchStore,
@@ -55,6 +67,7 @@ export class WatchedIntentCheck {
     } catch (error) {
       return this.retrieveFailed(intent, result, error);
     }
+    this.failures.delete(intent.id);
     const now = this.runtime.now();
     const state = String((retrieved as { state?: unknown }).state);
     const options = this.options;
@@ -65,11 +78,12 @@ export class WatchedIntentCheck {
       });
       if (!SETTLED.has(dispatched.outcome)) {
         // A handler failed or the store was down: retried on the next cadence step, like a redelivery.
+        if (this.settling.size < MAX_REMEMBERED) this.settling.add(intent.id);
         await this.reschedule(intent, now);
         result.pending++;
         return undefined;
       }
-      await this.store.forget(intent.id);
+      await this.forget(intent);
       const ran = dispatched.handlers.some((handler) => handler.status === 'done');
       if (ran) result.reconciled++;
       else result.settled++;
@@ -92,7 +106,7 @@ export class WatchedIntentCheck {
     error: unknown,
   ): Promise<CheckOutcome> {
     if (error instanceof PaymentsApiError && error.status === 404) {
-      await this.store.forget(intent.id);
+      await this.forget(intent);
       result.gone++;
       this.report(intent, undefined, 'gone');
       this.logger.warn(
@@ -106,31 +120,48 @@ export class WatchedIntentCheck {
         `Reconciliation: the service answered ${error.status} to a retrieve of ${intent.kind} ${intent.id} (check the API key's rights); that intent is checked again later`,
       );
     }
-    await this.backOff(intent, this.runtime.now(), result, undefined);
+    const failures = (this.failures.get(intent.id) ?? 0) + 1;
+    if (this.failures.size >= MAX_REMEMBERED) this.failures.clear();
+    this.failures.set(intent.id, failures);
+    await this.backOff(intent, this.runtime.now(), result, undefined, failures);
     if (error instanceof PaymentsRateLimitError) return 'rate_limited'; // after the client's own retries
     if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) return 'unanswered';
     if (error instanceof PaymentsApiError) return undefined;
     return 'unanswered'; // no answer (network, timeout)
   }
 
-  /** Not settled yet: checked again on its cadence, or given up once older than `maxAgeSeconds`. */
+  /**
+   * Not settled yet: checked again on its cadence, or given up once older than `maxAgeSeconds`: after a
+   * retrieve showing a state that is not terminal, or after `GIVE_UP_AFTER_FAILURES` failed retrieves in
+   * a row (one that never answers is given up too), never while a handler of its terminal state is
+   * still to run.
+   */
   private async backOff(
     intent: WatchedIntent,
     now: number,
     result: ReconcileSweepResult,
     state: string | undefined,
+    failures?: number,
   ): Promise<void> {
-    if (now - intent.createdAt < this.options.maxAgeMs) {
+    const young = now - intent.createdAt < this.options.maxAgeMs;
+    const failing = failures !== undefined && (failures < GIVE_UP_AFTER_FAILURES || this.settling.has(intent.id));
+    if (young || failing) {
       await this.reschedule(intent, now);
       result.pending++;
       return;
     }
-    await this.store.forget(intent.id);
+    await this.forget(intent);
     result.gaveUp++;
     this.report(intent, state, 'gave_up');
     this.logger.warn(
       `Reconciliation gave up on ${intent.kind} ${intent.id}: ${state === undefined ? 'its state could not be retrieved' : `still ${state}`} after ${formatAge(now - intent.createdAt)} (webhooks.reconcile.maxAgeSeconds); look at it by hand`,
     );
+  }
+
+  private async forget(intent: WatchedIntent): Promise<void> {
+    await this.store.forget(intent.id);
+    this.settling.delete(intent.id);
+    this.failures.delete(intent.id);
   }
 
   private async reschedule(intent: WatchedIntent, now: number): Promise<void> {

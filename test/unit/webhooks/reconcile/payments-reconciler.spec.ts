@@ -333,6 +333,26 @@ describe('PaymentsReconciler', () => {
     expect(runs.map((run) => run.handler).sort()).toEqual(['Emails.receipt', 'Orders.paid']);
   });
 
+  it('never gives up an intent whose terminal state still has a handler to run, even past maxAgeSeconds and failing retrieves', async () => {
+    const reconciler = reconcilerOn();
+    const id = randomUUID();
+    await reconciler.watch('payment_intent', id);
+    service.states.set(id, 'succeeded');
+    failNext = 1;
+    clock.ms += 3 * 24 * 3600 * 1000; // past maxAgeSeconds: found terminal, a handler fails
+    expect(await reconciler.sweep()).toMatchObject({ pending: 1, gaveUp: 0 });
+    service.failures.set(id, new PaymentsApiError({ status: 502, method: 'GET', path: '/x', body: {} }));
+    for (let i = 0; i < 4; i++) {
+      clock.ms += 2 * 3600 * 1000;
+      expect(await reconciler.sweep()).toMatchObject({ pending: 1, gaveUp: 0 });
+    }
+    service.failures.clear();
+    clock.ms += 2 * 3600 * 1000;
+    expect(await reconciler.sweep()).toMatchObject({ reconciled: 1 });
+    expect(runs.map((run) => run.handler).sort()).toEqual(['Emails.receipt', 'Orders.paid']);
+    expect(watchList.list()).toEqual([]);
+  });
+
   it('two sweepers racing on one watch list, their clocks 10 minutes apart: one holds the lease, handlers run once', async () => {
     const first = reconcilerOn(clock);
     const skewed = new Clock(clock.ms + 10 * MINUTE);
