@@ -26,6 +26,7 @@ import { parseArgs } from 'node:util';
 import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
 import { loadRun } from './lib/load-run.js';
 import { startCpuAccount } from './lib/engine-cpu.js';
+import { redisServerAvailable, startCluster, startRedis } from './lib/private-redis.js';
 import { renderDurablePaths, renderGrowth, renderKeys, renderScale } from './lib/results-report-issue22.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
@@ -195,6 +196,26 @@ if (selected.some((s) => s.needsRedis) && !(await redisAnswers())) {
   warnings.push(`Redis scenarios not run: ${reason}`);
   for (const s of selected) if (s.needsRedis) unavailable.set(s.id, reason);
 }
+// The bench's own engines (issue 31): private redis-server instances and Cluster, started here and
+// stopped at the end, so that a scenario's engine CPU is theirs alone (PostgreSQL: the backends of the
+// scenario's own connections, reported by the scenario).
+const ENGINE_PORTS = { redis: 6391, 'redis-aof': 6392, cluster: [7211, 7212, 7213] };
+const engines = {};
+for (const kind of new Set(selected.map((s) => s.engine).filter((e) => e && e !== 'postgres'))) {
+  try {
+    if (!redisServerAvailable()) throw new Error('redis-server is not installed');
+    engines[kind] =
+      kind === 'cluster'
+        ? await startCluster({ ports: ENGINE_PORTS.cluster })
+        : await startRedis({ port: ENGINE_PORTS[kind], persistence: kind === 'redis-aof' ? 'aof' : 'none' });
+    if (kind === 'cluster') process.env.REDIS_CLUSTER_NODES = engines.cluster.nodes;
+    log(`Started the bench's own ${kind} (pids ${engines[kind].pids.join(', ')})`);
+  } catch (error) {
+    const reason = `could not start the bench's own ${kind}: ${error.message}`;
+    warnings.push(`${kind} scenarios not run: ${reason}`);
+    for (const s of selected) if (s.engine === kind) unavailable.set(s.id, reason);
+  }
+}
 const runnable = selected.filter((s) => !unavailable.has(s.id));
 
 // ---- signed deliveries ---------------------------------------------------------------------------
@@ -243,7 +264,12 @@ async function runScenario(scenario) {
   pool.rewind();
   let child;
   try {
-    child = await ScenarioProcess.start({ file: scenario.file, options: scenario.options, cwd: rootDir });
+    const redisPort = engines[scenario.engine]?.port;
+    child = await ScenarioProcess.start({
+      file: scenario.file,
+      options: redisPort === undefined ? scenario.options : { ...scenario.options, redisPort },
+      cwd: rootDir,
+    });
   } catch (error) {
     return { error: `did not start: ${error.message}` };
   }
@@ -263,6 +289,8 @@ async function runScenario(scenario) {
         return (c.user + c.system) / 1000;
       })();
     const server = await child.report();
+    // Engine CPU of the bench's own engine processes only: its Redis instances, or its PostgreSQL backends.
+    const own = cpu.own(engines[scenario.engine]?.pids ?? server.extra?.enginePids ?? []);
     const ok2xx = measured.requests - measured.non2xx;
     return {
       nestVersion: child.nestVersion,
@@ -286,10 +314,14 @@ async function runScenario(scenario) {
       serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
       // Where the rest of the machine went: PostgreSQL backends and redis-server, and every core's busy time.
-      engineCores: cpu.engineCores,
+      engineCores: own.engineCores,
       engineCpuUsPerRequest:
-        measured.requests > 0 && cpu.engineCpuMs !== undefined
-          ? (cpu.engineCpuMs * 1000) / measured.requests
+        measured.requests > 0 && own.engineCpuMs !== undefined
+          ? (own.engineCpuMs * 1000) / measured.requests
+          : undefined,
+      allEnginesCpuUsPerRequest:
+        measured.requests > 0 && cpu.allEnginesCpuMs !== undefined
+          ? (cpu.allEnginesCpuMs * 1000) / measured.requests
           : undefined,
       machineBusyCores: cpu.machineBusyCores,
       serverHeapMB: server.heapUsedMB,
@@ -342,6 +374,7 @@ if (
   removeScenarioLogs();
 // The request files of wrk (a few hundred MB) go in every case.
 removeWrkFiles();
+for (const engine of Object.values(engines)) await engine.stop();
 
 // ---- memory and client ---------------------------------------------------------------------------
 
@@ -429,6 +462,7 @@ for (const s of selected) {
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
     engineCores: round(median(ok.map((r) => r.engineCores ?? 0)), 2),
     engineCpuUsPerRequest: round(median(ok.map((r) => r.engineCpuUsPerRequest ?? 0)), 1),
+    allEnginesCpuUsPerRequest: round(median(ok.map((r) => r.allEnginesCpuUsPerRequest ?? 0)), 1),
     machineBusyCores: round(median(ok.map((r) => r.machineBusyCores ?? 0)), 2),
     signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
     perRound: runs[s.id].map((r) =>
@@ -442,6 +476,8 @@ for (const s of selected) {
             serverCores: round(r.serverCores, 2),
             serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1),
             engineCores: round(r.engineCores ?? 0, 2),
+            engineCpuUsPerRequest: round(r.engineCpuUsPerRequest ?? 0, 1),
+            ...(r.sqlPerDelivery != null ? { sqlPerDelivery: r.sqlPerDelivery } : {}),
             machineBusyCores: round(r.machineBusyCores ?? 0, 2),
           },
     ),
@@ -478,6 +514,12 @@ const ratios = {
   // The physical limits (issue 22): ours over a plain route doing the same work, no Nest.
   fastifyVsPlainFastify: ratio(rps('ours-fastify'), rps('plain-fastify')),
   expressVsPlainNode: ratio(rps('ours-express'), rps('plain-node')),
+  // Issue 31: the strongest anchors, measured in the same run.
+  expressVsResBaseline: ratio(rps('ours-express'), rps('res-baseline-express')),
+  fastifyVsResBaseline: ratio(rps('ours-fastify'), rps('res-baseline-fastify')),
+  inboxVsHandWritten: ratio(rps('ours-express-inbox'), rps('hand-inbox-express')),
+  clusterVsHandWritten: ratio(rps('ours-express-redis-cluster'), rps('hand-claim-redis-cluster')),
+  redisAofVsRedis: ratio(rps('ours-express-redis-aof'), rps('ours-express-redis')),
 };
 if (beforeScenarios.length) {
   Object.assign(ratios, {
@@ -503,6 +545,22 @@ const cpuPerRequest = {
   fastifyVsPlainFastify: ratio(cpu('ours-fastify'), cpu('plain-fastify')),
   expressVsPlainNode: ratio(cpu('ours-express'), cpu('plain-node')),
   peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
+  expressVsResBaseline: ratio(cpu('ours-express'), cpu('res-baseline-express')),
+  fastifyVsResBaseline: ratio(cpu('ours-fastify'), cpu('res-baseline-fastify')),
+  inboxVsHandWritten: ratio(cpu('ours-express-inbox'), cpu('hand-inbox-express')),
+  clusterVsHandWritten: ratio(cpu('ours-express-redis-cluster'), cpu('hand-claim-redis-cluster')),
+};
+// PostgreSQL work per delivery, ours over the hand-written inbox (issue 31): statements (exchanges) and
+// the CPU of the bench's own PostgreSQL backends.
+const engineCpu = (id) => scenarios[id]?.engineCpuUsPerRequest;
+const perDelivery = {
+  inboxVsHandWrittenStatements: ratio(
+    scenarios['ours-express-inbox']?.sqlPerDelivery,
+    scenarios['hand-inbox-express']?.sqlPerDelivery,
+  ),
+  inboxVsHandWrittenPostgresCpu: ratio(engineCpu('ours-express-inbox'), engineCpu('hand-inbox-express')),
+  clusterVsHandWrittenEngineCpu: ratio(engineCpu('ours-express-redis-cluster'), engineCpu('hand-claim-redis-cluster')),
+  redisAofVsRedisEngineCpu: ratio(engineCpu('ours-express-redis-aof'), engineCpu('ours-express-redis')),
 };
 if (beforeScenarios.length) {
   Object.assign(cpuPerRequest, {
@@ -556,6 +614,7 @@ const results = {
   scenarios,
   ratios,
   cpuPerRequest,
+  perDelivery,
   memory: memory
     ? {
         retained100kMB: memory.retained.heapMB,
