@@ -12,8 +12,9 @@
  *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
- *                           [--node-flags=FLAGS]  flags of the counted Node process, default --single-threaded (V8's
- *                                               background compiler and GC threads make counts vary with load)
+ *                           [--node-flags=FLAGS]  flags of the counted Node process, default PREDICTABLE_FLAGS below
+ *                                               (V8's background threads and time-driven GC heuristics make counts vary with load)
+ *                           [--client]          the API client's cases only (per call, ours vs raw axios), into results/client-instructions.json
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
  *                           [--growth]          the growth cases only (handlers, payload size), into results/growth.json
@@ -29,6 +30,8 @@ import { round } from './lib/stats.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 
 const benchDir = new URL('.', import.meta.url).pathname;
+/** The counted Node process's flags (issue 31): every V8 heuristic that reads the clock or a random seed, pinned. */
+export const PREDICTABLE_FLAGS = '--predictable --predictable-gc-schedule --random-seed=1 --hash-seed=1';
 const rootDir = new URL('..', import.meta.url).pathname;
 
 const { values: args } = parseArgs({
@@ -40,8 +43,10 @@ const { values: args } = parseArgs({
     'before-lib': { type: 'string' },
     lib: { type: 'string' },
     merge: { type: 'boolean', default: false },
-    // V8's background compiler and GC threads make counts move by up to ±20 % between runs; on the main thread they repeat to ~1 %.
-    'node-flags': { type: 'string', default: '--single-threaded' },
+    // Issue 31: V8's background threads (--single-threaded), and its time-driven GC heuristics (heap
+    // growing from measured GC and mutator speed, the memory reducer's timers: --predictable-gc-schedule,
+    // --predictable), seeds fixed. See NOTES.md, "Counts that repeat".
+    'node-flags': { type: 'string', default: PREDICTABLE_FLAGS },
     out: { type: 'string' },
     growth: { type: 'boolean', default: false },
     client: { type: 'boolean', default: false },
@@ -197,7 +202,8 @@ if (args.growth)
   );
 const libUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
 const beforeLib = args['before-lib'] ? libUrl(args['before-lib']) : undefined;
-if (args.lib) for (const c of CASES) if (c.options.app === 'ours') c.options.lib = libUrl(args.lib);
+if (args.lib)
+  for (const c of CASES) if (c.options.app === 'ours' || c.options.client === 'ours') c.options.lib = libUrl(args.lib);
 const before = beforeLib
   ? CASES.filter((c) => c.options.app === 'ours' && c.options.logDeliveries === undefined).map((c) => ({
       ...c,
@@ -423,7 +429,15 @@ if (!args.out && existsSync(latestFile)) {
         Object.entries(results).map(([id, r]) => [id, r.instructionsPerDelivery ?? null]),
       ),
     };
-  } else latest.instructions = instructionsSummary(output);
+  } else {
+    const read = (name) =>
+      existsSync(`${benchDir}results/${name}.json`)
+        ? JSON.parse(readFileSync(`${benchDir}results/${name}.json`, 'utf8'))
+        : undefined;
+    latest.instructions = args.client
+      ? instructionsSummary(read('instructions'), output)
+      : instructionsSummary(output, read('client-instructions'));
+  }
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
 }
 console.log(`\nOurs over the bare route (instructions per delivery; net of the injection's own cost in brackets):`);

@@ -62,7 +62,7 @@ if (args.render) {
   const latestFile = `${benchDir}results/latest.json`;
   const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
   const instructions = readInstructions();
-  if (instructions) latest.instructions = instructionsSummary(instructions);
+  if (instructions) latest.instructions = instructionsSummary(instructions, readClientInstructions());
   const growth = readGrowth();
   if (growth) latest.growth = growth;
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
@@ -85,6 +85,12 @@ function renderAll(results, instructions) {
 /** The counts of the last `npm run bench:instructions` (bench/results/instructions.json), if any. */
 function readInstructions() {
   const file = `${benchDir}results/instructions.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+/** The client's counts per call of the last `node bench/callgrind.js --client`, if any. */
+function readClientInstructions() {
+  const file = `${benchDir}results/client-instructions.json`;
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 }
 
@@ -640,7 +646,7 @@ if (outFile) {
   mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
   // The instruction figures of the last `npm run bench:instructions` travel with the timings.
   const instructions = readInstructions();
-  if (instructions) results.instructions = instructionsSummary(instructions);
+  if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {
