@@ -65,6 +65,7 @@ if (args.render) {
   if (instructions) latest.instructions = instructionsSummary(instructions, readClientInstructions());
   const growth = readGrowth();
   if (growth) latest.growth = growth;
+  mergeEngines(latest);
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
   writeFileSync(`${benchDir}RESULTS.md`, renderAll(latest, instructions));
   console.log(`Wrote ${latestFile} and ${benchDir}RESULTS.md from the run of ${latest.date}`);
@@ -86,6 +87,20 @@ function renderAll(results, instructions) {
 function readInstructions() {
   const file = `${benchDir}results/instructions.json`;
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+/**
+ * The durable paths beside their hand-written anchors, per delivery (bench/engines.bench.js,
+ * results/engines.json): kept as `engines`, and its ratios fill `ratios.inboxVsHandWritten` and
+ * `ratios.clusterVsHandWritten` where the HTTP run did not measure them (its own scenarios win).
+ */
+function mergeEngines(results) {
+  const file = `${benchDir}results/engines.json`;
+  if (!existsSync(file)) return;
+  const engines = JSON.parse(readFileSync(file, 'utf8'));
+  results.engines = engines;
+  results.ratios ??= {};
+  for (const key of ['inboxVsHandWritten', 'clusterVsHandWritten']) results.ratios[key] ??= engines.ratios[key] ?? null;
 }
 
 /** The client's counts per call of the last `node bench/callgrind.js --client`, if any. */
@@ -647,6 +662,7 @@ if (outFile) {
   // The instruction figures of the last `npm run bench:instructions` travel with the timings.
   const instructions = readInstructions();
   if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
+  mergeEngines(results);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {
