@@ -58,9 +58,9 @@ function cpuUs(pid) {
 const enginesCpuUs = (pids) => pids.reduce((total, pid) => total + cpuUs(pid), 0);
 
 /** Runs `deliver` `deliveries` times; CPU of this process and of `pids`, per delivery, and exchanges. */
-async function measure(deliver, pids, exchanges = () => 0) {
+async function measure(deliver, pids, exchanges) {
   for (let i = 0; i < 200; i++) await deliver(); // warm-up
-  const exchangesBefore = exchanges();
+  const exchangesBefore = exchanges?.();
   const ownBefore = process.cpuUsage();
   const engineBefore = enginesCpuUs(pids);
   const started = performance.now();
@@ -71,7 +71,8 @@ async function measure(deliver, pids, exchanges = () => 0) {
     receiverCpuUs: (own.user + own.system) / deliveries,
     engineCpuUs: (enginesCpuUs(pids) - engineBefore) / deliveries,
     wallUs: wallUs / deliveries,
-    exchanges: (exchanges() - exchangesBefore) / deliveries,
+    // PostgreSQL only: `client.query` calls (one exchange each); the Redis variants make 2 EVALSHA each.
+    exchanges: exchanges ? (exchanges() - exchangesBefore) / deliveries : null,
   };
 }
 
@@ -210,7 +211,7 @@ try {
       runs[id].push(result);
       console.log(
         `round ${r + 1} ${id.padEnd(18)} receiver ${result.receiverCpuUs.toFixed(0).padStart(5)} µs  engine ${result.engineCpuUs.toFixed(0).padStart(5)} µs  ` +
-          `wall ${result.wallUs.toFixed(0).padStart(6)} µs  exchanges ${result.exchanges.toFixed(2)}  (load ${loadavg()[0].toFixed(1)})`,
+          `wall ${result.wallUs.toFixed(0).padStart(6)} µs  exchanges ${result.exchanges?.toFixed(2) ?? '—'}  (load ${loadavg()[0].toFixed(1)})`,
       );
     }
   }
@@ -222,8 +223,8 @@ try {
         engineCpuUs: round(median(runs[id].map((x) => x.engineCpuUs)), 1),
         wallUs: round(median(runs[id].map((x) => x.wallUs)), 0),
         deliveriesPerSecond: round(1e6 / median(runs[id].map((x) => x.wallUs)), 0),
-        exchanges: round(median(runs[id].map((x) => x.exchanges)), 2),
-        perRound: runs[id].map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, round(v, 1)]))),
+        exchanges: runs[id][0].exchanges === null ? null : round(median(runs[id].map((x) => x.exchanges)), 2),
+        perRound: runs[id].map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v === null ? null : round(v, 1)]))),
       },
     ]),
   );

@@ -35,6 +35,8 @@ async function oursClient() {
             baseUrl,
             allowInsecureHttp: true,
             webhooks: false,
+            // valgrind runs Node 20-50x slower: no per-attempt timeout may fire while counting.
+            http: { timeoutMs: 600_000 },
             ...(options.clientOptions ?? {}),
           }),
         ],
