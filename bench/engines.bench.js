@@ -224,7 +224,9 @@ try {
         wallUs: round(median(runs[id].map((x) => x.wallUs)), 0),
         deliveriesPerSecond: round(1e6 / median(runs[id].map((x) => x.wallUs)), 0),
         exchanges: runs[id][0].exchanges === null ? null : round(median(runs[id].map((x) => x.exchanges)), 2),
-        perRound: runs[id].map((x) => Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v === null ? null : round(v, 1)]))),
+        perRound: runs[id].map((x) =>
+          Object.fromEntries(Object.entries(x).map(([k, v]) => [k, v === null ? null : round(v, 1)])),
+        ),
       },
     ]),
   );

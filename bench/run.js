@@ -27,7 +27,13 @@ import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed
 import { loadRun } from './lib/load-run.js';
 import { startCpuAccount } from './lib/engine-cpu.js';
 import { redisServerAvailable, startCluster, startRedis } from './lib/private-redis.js';
-import { renderDurablePaths, renderGrowth, renderIssue31, renderKeys, renderScale } from './lib/results-report-issue22.js';
+import {
+  renderDurablePaths,
+  renderGrowth,
+  renderIssue31,
+  renderKeys,
+  renderScale,
+} from './lib/results-report-issue22.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';

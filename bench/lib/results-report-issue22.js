@@ -213,7 +213,8 @@ export function renderIssue31(results) {
       '| variant | exchanges | receiver CPU µs | engine CPU µs | wall µs |',
       '|---|---:|---:|---:|---:|',
       ...Object.entries(e.variants).map(
-        ([id, v]) => `| \`${id}\` | ${v.exchanges ?? '2 (EVALSHA)'} | ${v.receiverCpuUs} | ${v.engineCpuUs} | ${v.wallUs} |`,
+        ([id, v]) =>
+          `| \`${id}\` | ${v.exchanges ?? '2 (EVALSHA)'} | ${v.receiverCpuUs} | ${v.engineCpuUs} | ${v.wallUs} |`,
       ),
       '',
       `Ratios: ${Object.entries(e.ratios)
