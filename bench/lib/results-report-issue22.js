@@ -181,7 +181,12 @@ export function renderKeys(results) {
  */
 export function renderIssue31(results) {
   const i = results.instructions;
-  const out = ['## The strongest anchors (issue 31)', ''];
+  const out = [
+    '## The strongest anchors (issue 31)',
+    '',
+    `Counted on a shared machine (${results.machine?.cpu ?? '?'}, ${results.machine?.cores ?? '?'} cores; load average 5-22 during the counts, each case's own in results/instructions.json); the HTTP tables above are the full run of ${results.date}.`,
+    '',
+  ];
   if (i?.perDelivery) {
     const n = (id) => (i.perDelivery[id] === undefined ? '—' : i.perDelivery[id].toLocaleString('en'));
     const st = (id) => (i.steadyPerDelivery?.[id] === undefined ? '—' : i.steadyPerDelivery[id].toLocaleString('en'));
