@@ -102,6 +102,37 @@ function readInstructions() {
  * `ratios.clusterVsHandWritten` where the HTTP run did not measure them (its own scenarios win).
  */
 function mergeEngines(results) {
+  // The HTTP anchors run of issue 31 (`--only ... --out results/anchors-31.json`): its same-run ratios win.
+  const anchorsFile = `${benchDir}results/anchors-31.json`;
+  if (existsSync(anchorsFile) && results.config?.mode !== 'quick') {
+    const anchors = JSON.parse(readFileSync(anchorsFile, 'utf8'));
+    results.anchors31 = {
+      date: anchors.date,
+      machine: anchors.machine,
+      config: anchors.config,
+      scenarios: Object.fromEntries(
+        Object.entries(anchors.scenarios).map(([id, sc]) => [
+          id,
+          {
+            rps: sc.rps,
+            p99Ms: sc.p99Ms,
+            serverCpuUsPerRequest: sc.serverCpuUsPerRequest,
+            engineCpuUsPerRequest: sc.engineCpuUsPerRequest,
+            machineBusyCores: sc.machineBusyCores,
+            ...(sc.sqlPerDelivery !== undefined ? { sqlPerDelivery: sc.sqlPerDelivery } : {}),
+            rpsPerRound: (sc.perRound ?? []).map((r) => r.rps),
+          },
+        ]),
+      ),
+      ratios: anchors.ratios,
+      cpuPerRequest: anchors.cpuPerRequest,
+      perDelivery: anchors.perDelivery,
+    };
+    results.ratios ??= {};
+    for (const key of ['inboxVsHandWritten', 'clusterVsHandWritten'])
+      if (anchors.ratios?.[key] != null && results.scenarios?.['hand-inbox-express'] === undefined)
+        results.ratios[key] = anchors.ratios[key];
+  }
   const file = `${benchDir}results/engines.json`;
   if (!existsSync(file)) return;
   const engines = JSON.parse(readFileSync(file, 'utf8'));

@@ -210,6 +210,34 @@ export function renderIssue31(results) {
       '',
     );
   }
+  const a = results.anchors31;
+  if (a) {
+    out.push(
+      `HTTP, the anchors side by side in one run (${a.date}, load average at start ${a.machine.loadAverageAtStart.join(', ')}; ${a.config.rounds} interleaved rounds of ${a.config.warmupS} s + ${a.config.durationS} s, wrk, 16 connections; medians; engine CPU = the bench's own engine processes only):`,
+      '',
+      '| scenario | req/s (per round) | server CPU µs/req | engine CPU µs/req | SQL/delivery |',
+      '|---|---:|---:|---:|---:|',
+      ...Object.entries(a.scenarios).map(
+        ([id, sc]) =>
+          `| \`${id}\` | ${sc.rps} (${sc.rpsPerRound.join(', ')}) | ${sc.serverCpuUsPerRequest} | ${sc.engineCpuUsPerRequest} | ${sc.sqlPerDelivery ?? ''} |`,
+      ),
+      '',
+      `Ratios (req/s, same run): ${[
+        'expressVsResBaseline',
+        'fastifyVsResBaseline',
+        'inboxVsHandWritten',
+        'clusterVsHandWritten',
+        'redisAofVsRedis',
+        'fastifyVsPlainFastify',
+        'expressVsPlainNode',
+      ]
+        .map((k) => `\`${k}\` ${a.ratios?.[k] ?? '—'}`)
+        .join(', ')}; per delivery: ${Object.entries(a.perDelivery ?? {})
+        .map(([k, v]) => `\`${k}\` ${v ?? '—'}`)
+        .join(', ')}.`,
+      '',
+    );
+  }
   const e = results.engines;
   if (e) {
     out.push(
