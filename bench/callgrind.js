@@ -12,22 +12,26 @@
  *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
- *                           [--node-flags=FLAGS]  flags of the counted Node process, default --single-threaded (V8's
- *                                               background compiler and GC threads make counts vary with load)
+ *                           [--node-flags=FLAGS]  flags of the counted Node process, default PREDICTABLE_FLAGS below
+ *                                               (V8's background threads and time-driven GC heuristics make counts vary with load)
+ *                           [--client]          the API client's cases only (per call, ours vs raw axios), into results/client-instructions.json
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
  *                           [--growth]          the growth cases only (handlers, payload size), into results/growth.json
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir, cpus } from 'node:os';
+import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageVersion } from './lib/package-version.js';
 import { instructionsSummary } from './lib/results-report.js';
 import { round } from './lib/stats.js';
+import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 
 const benchDir = new URL('.', import.meta.url).pathname;
+/** The counted Node process's flags (issue 31): every V8 heuristic that reads the clock or a random seed, pinned. */
+export const PREDICTABLE_FLAGS = '--predictable --predictable-gc-schedule --random-seed=1 --hash-seed=1';
 const rootDir = new URL('..', import.meta.url).pathname;
 
 const { values: args } = parseArgs({
@@ -39,15 +43,20 @@ const { values: args } = parseArgs({
     'before-lib': { type: 'string' },
     lib: { type: 'string' },
     merge: { type: 'boolean', default: false },
-    // V8's background compiler and GC threads make counts move by up to ±20 % between runs; on the main thread they repeat to ~1 %.
-    'node-flags': { type: 'string', default: '--single-threaded' },
+    // Issue 31: V8's background threads (--single-threaded), and its time-driven GC heuristics (heap
+    // growing from measured GC and mutator speed, the memory reducer's timers: --predictable-gc-schedule,
+    // --predictable), seeds fixed. See NOTES.md, "Counts that repeat".
+    'node-flags': { type: 'string', default: PREDICTABLE_FLAGS },
     out: { type: 'string' },
     growth: { type: 'boolean', default: false },
+    client: { type: 'boolean', default: false },
   },
 });
 const deliveries = Number(args.deliveries);
 const warmup = Number(args.warmup);
-const outFile = args.out ?? `${benchDir}results/${args.growth ? 'growth' : 'instructions'}.json`;
+const outFile =
+  args.out ??
+  `${benchDir}results/${args.growth ? 'growth' : args.client ? 'client-instructions' : 'instructions'}.json`;
 
 if (spawnSync('valgrind', ['--version']).status !== 0) {
   console.error('valgrind is not installed (apt-get install valgrind): nothing counted.');
@@ -80,6 +89,12 @@ const CASES = [
     levels: PRODUCTION,
   },
   {
+    id: 'res-baseline-express',
+    title: 'the cheapest bare Nest route, Express: `@Res()` reply, HMAC by hand, JSON.parse, Map dedupe',
+    options: { app: 'baseline', adapter: 'express', reply: 'res' },
+    levels: PRODUCTION,
+  },
+  {
     id: 'ours-express',
     title: 'nestjs-payments, Express, inline, memory store',
     options: { app: 'ours', adapter: 'express' },
@@ -95,6 +110,12 @@ const CASES = [
     id: 'baseline-fastify',
     title: 'bare Nest route, Fastify (HMAC by hand + JSON.parse)',
     options: { app: 'baseline', adapter: 'fastify' },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'res-baseline-fastify',
+    title: 'the cheapest bare Nest route, Fastify: `@Res()` reply, HMAC by hand, JSON.parse, Map dedupe',
+    options: { app: 'baseline', adapter: 'fastify', reply: 'res' },
     levels: PRODUCTION,
   },
   {
@@ -159,6 +180,19 @@ const GROWTH_CASES = [
     options: { app: 'plain-fastify', payloadBytes: bytes, maxBodyBytes: 2_000_000, deliveries: n, warmup: 20 },
   })),
 ];
+/**
+ * The API client (issue 31, item 3, with `--client`): instructions per call of ours
+ * (`paymentIntents.retrieve`) and of raw keep-alive axios, one call at a time and 32 at a time, against
+ * the stand-in API in a process of its own (not counted). `clientOptions` variants price one feature each.
+ */
+const CLIENT_CASES = [1, 32].flatMap((concurrency) => {
+  const mode = concurrency === 1 ? 'sequential' : 'concurrent';
+  return [
+    { id: `client-axios-${mode}`, title: `raw keep-alive axios, ${mode}`, options: { client: 'axios', concurrency } },
+    { id: `client-ours-${mode}`, title: `ours (PaymentsService), ${mode}`, options: { client: 'ours', concurrency } },
+  ].map((c) => ({ ...c, driver: 'client' }));
+});
+if (args.client) CASES.splice(0, CASES.length, ...CLIENT_CASES);
 if (args.growth)
   CASES.splice(
     0,
@@ -168,7 +202,8 @@ if (args.growth)
   );
 const libUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
 const beforeLib = args['before-lib'] ? libUrl(args['before-lib']) : undefined;
-if (args.lib) for (const c of CASES) if (c.options.app === 'ours') c.options.lib = libUrl(args.lib);
+if (args.lib)
+  for (const c of CASES) if (c.options.app === 'ours' || c.options.client === 'ours') c.options.lib = libUrl(args.lib);
 const before = beforeLib
   ? CASES.filter((c) => c.options.app === 'ours' && c.options.logDeliveries === undefined).map((c) => ({
       ...c,
@@ -182,6 +217,36 @@ const selected = [...CASES, ...before].filter((c) => !only || only.has(c.id));
 
 const nodeFlags = args['node-flags'].split(' ').filter(Boolean);
 const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
+
+/**
+ * V8's compilers called in the measured window (inclusive cost of the runtime entries that compile a
+ * function: TurboFan with `--single-threaded` runs on the main thread, so its work lands in the count).
+ * A one-off per function, not a cost of the delivery: how much of it falls in the window depends on
+ * how far tier-up has got by the end of the warm-up (see NOTES.md, issue 31).
+ */
+const COMPILE_ENTRY =
+  /^v8::internal::Runtime_(CompileOptimized|CompileOptimizedOSR|CompileLazy|CompileBaseline|InstallBaselineCode)\b/;
+export function compileInstructions(dumpText) {
+  const names = new Map();
+  let fn;
+  let cfn;
+  let callLine = false;
+  let total = 0;
+  for (const line of dumpText.split('\n')) {
+    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
+      const m = /^c?fn=\((\d+)\)(?: (.*))?/.exec(line);
+      if (m?.[2] !== undefined) names.set(m[1], m[2]);
+      const name = m ? names.get(m[1]) : undefined;
+      if (line[0] === 'f') fn = name;
+      else cfn = name;
+    } else if (line.startsWith('calls=')) callLine = true;
+    else if (callLine) {
+      callLine = false;
+      if (COMPILE_ENTRY.test(cfn ?? '') && !COMPILE_ENTRY.test(fn ?? '')) total += Number(line.split(' ')[1]) || 0;
+    }
+  }
+  return total;
+}
 
 /** Runs one case under callgrind; resolves with the instructions counted over the measured deliveries. */
 function count(testCase) {
@@ -198,7 +263,7 @@ function count(testCase) {
         '--dump-instr=no',
         process.execPath,
         ...nodeFlags,
-        `${benchDir}lib/instructions-driver.js`,
+        `${benchDir}lib/${testCase.driver === 'client' ? 'client-' : ''}instructions-driver.js`,
       ],
       {
         cwd: rootDir,
@@ -206,6 +271,12 @@ function count(testCase) {
           ...process.env,
           NODE_ENV: 'production',
           BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ warmup, deliveries, ...testCase.options }),
+          BENCH_CLIENT_OPTIONS: JSON.stringify({
+            warmup,
+            calls: deliveries,
+            baseUrl: clientBaseUrl,
+            ...testCase.options,
+          }),
         },
         // The app's log lines go to a file, as in production; valgrind's own report is on stderr.
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -229,7 +300,12 @@ function count(testCase) {
         );
         return;
       }
-      resolve({ instructions: Number(total), wallS: (Date.now() - started) / 1000, driver: JSON.parse(driver) });
+      resolve({
+        instructions: Number(total),
+        compile: compileInstructions(dump),
+        wallS: (Date.now() - started) / 1000,
+        driver: JSON.parse(driver),
+      });
     });
   });
 }
@@ -246,6 +322,11 @@ if (earlier && (earlier.config.deliveries !== deliveries || earlier.config.warmu
   process.exit(1);
 }
 const results = { ...(earlier?.cases ?? {}) };
+/** The stand-in API of the client cases: its own process, outside valgrind. */
+const apiServer = selected.some((c) => c.driver === 'client')
+  ? await ScenarioProcess.start({ file: `${benchDir}scenarios/intent-api.server.js`, cwd: rootDir })
+  : undefined;
+const clientBaseUrl = apiServer ? `http://127.0.0.1:${apiServer.port}` : undefined;
 const queue = [...selected];
 await Promise.all(
   Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
@@ -256,12 +337,19 @@ await Promise.all(
           title: c.title,
           logLevels: c.levels ?? null,
           instructionsPerDelivery: Math.round(r.instructions / (c.options.deliveries ?? deliveries)),
+          // The same without V8's compilers (tier-up that the warm-up had not finished): the steady state.
+          compileInstructionsPerDelivery: Math.round(r.compile / (c.options.deliveries ?? deliveries)),
+          steadyInstructionsPerDelivery: Math.round(
+            (r.instructions - r.compile) / (c.options.deliveries ?? deliveries),
+          ),
+          loadAverage: round(loadavg()[0], 2),
           ...(c.options.payloadBytes ? { payloadBytes: c.options.payloadBytes } : {}),
           countedAt: new Date().toISOString(),
           wallS: round(r.wallS, 0),
         };
         console.log(
-          `  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery  (${r.wallS.toFixed(0)} s)`,
+          `  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery, ` +
+            `${results[c.id].steadyInstructionsPerDelivery.toLocaleString('en').padStart(12)} without compiling  (${r.wallS.toFixed(0)} s, load ${results[c.id].loadAverage})`,
         );
       } catch (error) {
         results[c.id] = { title: c.title, error: error.message };
@@ -271,6 +359,10 @@ await Promise.all(
   }),
 );
 rmSync(workDir, { recursive: true, force: true });
+if (apiServer) {
+  await apiServer.close();
+  removeScenarioLogs();
+}
 
 const per = (id) => results[id]?.instructionsPerDelivery;
 const ratioOf = (a, b) => (per(a) && per(b) ? round(per(a) / per(b), 3) : null);
@@ -290,6 +382,12 @@ const ratios = {
   fastifyLogDeliveriesVsBaseline: pair('ours-fastify-log-deliveries', 'baseline-fastify'),
   // The physical limits (issue 22): ours over a plain Fastify route and over plain node:http.
   fastifyVsPlainFastify: pair('ours-fastify', 'plain-fastify'),
+  // Issue 31: against the cheapest bare Nest route (`@Res()`, Map dedupe) of each adapter.
+  expressVsResBaseline: pair('ours-express', 'res-baseline-express'),
+  fastifyVsResBaseline: pair('ours-fastify', 'res-baseline-fastify'),
+  // Issue 31, item 3: the client over raw keep-alive axios, per call.
+  clientSequentialVsAxios: { ratio: ratioOf('client-ours-sequential', 'client-axios-sequential'), netOfHarness: null },
+  clientConcurrentVsAxios: { ratio: ratioOf('client-ours-concurrent', 'client-axios-concurrent'), netOfHarness: null },
   expressVsNodeLimit: pair('ours-express', 'plain-node'),
   baselineFastifyVsPlainFastify: pair('baseline-fastify', 'plain-fastify'),
   baselineExpressVsNodeLimit: pair('baseline-express', 'plain-node'),
@@ -331,7 +429,15 @@ if (!args.out && existsSync(latestFile)) {
         Object.entries(results).map(([id, r]) => [id, r.instructionsPerDelivery ?? null]),
       ),
     };
-  } else latest.instructions = instructionsSummary(output);
+  } else {
+    const read = (name) =>
+      existsSync(`${benchDir}results/${name}.json`)
+        ? JSON.parse(readFileSync(`${benchDir}results/${name}.json`, 'utf8'))
+        : undefined;
+    latest.instructions = args.client
+      ? instructionsSummary(read('instructions'), output)
+      : instructionsSummary(output, read('client-instructions'));
+  }
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
 }
 console.log(`\nOurs over the bare route (instructions per delivery; net of the injection's own cost in brackets):`);

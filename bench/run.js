@@ -26,7 +26,14 @@ import { parseArgs } from 'node:util';
 import { DeliveryPool, signedDelivery, stripeSignedDelivery } from './lib/signed-payloads.js';
 import { loadRun } from './lib/load-run.js';
 import { startCpuAccount } from './lib/engine-cpu.js';
-import { renderDurablePaths, renderGrowth, renderKeys, renderScale } from './lib/results-report-issue22.js';
+import { redisServerAvailable, startCluster, startRedis } from './lib/private-redis.js';
+import {
+  renderDurablePaths,
+  renderGrowth,
+  renderIssue31,
+  renderKeys,
+  renderScale,
+} from './lib/results-report-issue22.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
@@ -61,9 +68,10 @@ if (args.render) {
   const latestFile = `${benchDir}results/latest.json`;
   const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
   const instructions = readInstructions();
-  if (instructions) latest.instructions = instructionsSummary(instructions);
+  if (instructions) latest.instructions = instructionsSummary(instructions, readClientInstructions());
   const growth = readGrowth();
   if (growth) latest.growth = growth;
+  mergeEngines(latest);
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
   writeFileSync(`${benchDir}RESULTS.md`, renderAll(latest, instructions));
   console.log(`Wrote ${latestFile} and ${benchDir}RESULTS.md from the run of ${latest.date}`);
@@ -77,6 +85,7 @@ function renderAll(results, instructions) {
     renderDurablePaths(results),
     renderScale(results.scale),
     renderGrowth(results.growth),
+    renderIssue31(results),
     renderKeys(results),
   ].join('\n');
 }
@@ -84,6 +93,57 @@ function renderAll(results, instructions) {
 /** The counts of the last `npm run bench:instructions` (bench/results/instructions.json), if any. */
 function readInstructions() {
   const file = `${benchDir}results/instructions.json`;
+  return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+}
+
+/**
+ * The durable paths beside their hand-written anchors, per delivery (bench/engines.bench.js,
+ * results/engines.json): kept as `engines`, and its ratios fill `ratios.inboxVsHandWritten` and
+ * `ratios.clusterVsHandWritten` where the HTTP run did not measure them (its own scenarios win).
+ */
+function mergeEngines(results) {
+  // The HTTP anchors run of issue 31 (`--only ... --out results/anchors-31.json`): its same-run ratios win.
+  const anchorsFile = `${benchDir}results/anchors-31.json`;
+  if (existsSync(anchorsFile) && results.config?.mode !== 'quick') {
+    const anchors = JSON.parse(readFileSync(anchorsFile, 'utf8'));
+    results.anchors31 = {
+      date: anchors.date,
+      machine: anchors.machine,
+      config: anchors.config,
+      scenarios: Object.fromEntries(
+        Object.entries(anchors.scenarios).map(([id, sc]) => [
+          id,
+          {
+            rps: sc.rps,
+            p99Ms: sc.p99Ms,
+            serverCpuUsPerRequest: sc.serverCpuUsPerRequest,
+            engineCpuUsPerRequest: sc.engineCpuUsPerRequest,
+            machineBusyCores: sc.machineBusyCores,
+            ...(sc.sqlPerDelivery !== undefined ? { sqlPerDelivery: sc.sqlPerDelivery } : {}),
+            rpsPerRound: (sc.perRound ?? []).map((r) => r.rps),
+          },
+        ]),
+      ),
+      ratios: anchors.ratios,
+      cpuPerRequest: anchors.cpuPerRequest,
+      perDelivery: anchors.perDelivery,
+    };
+    results.ratios ??= {};
+    for (const key of ['inboxVsHandWritten', 'clusterVsHandWritten'])
+      if (anchors.ratios?.[key] != null && results.scenarios?.['hand-inbox-express'] === undefined)
+        results.ratios[key] = anchors.ratios[key];
+  }
+  const file = `${benchDir}results/engines.json`;
+  if (!existsSync(file)) return;
+  const engines = JSON.parse(readFileSync(file, 'utf8'));
+  results.engines = engines;
+  results.ratios ??= {};
+  for (const key of ['inboxVsHandWritten', 'clusterVsHandWritten']) results.ratios[key] ??= engines.ratios[key] ?? null;
+}
+
+/** The client's counts per call of the last `node bench/callgrind.js --client`, if any. */
+function readClientInstructions() {
+  const file = `${benchDir}results/client-instructions.json`;
   return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
 }
 
@@ -195,6 +255,26 @@ if (selected.some((s) => s.needsRedis) && !(await redisAnswers())) {
   warnings.push(`Redis scenarios not run: ${reason}`);
   for (const s of selected) if (s.needsRedis) unavailable.set(s.id, reason);
 }
+// The bench's own engines (issue 31): private redis-server instances and Cluster, started here and
+// stopped at the end, so that a scenario's engine CPU is theirs alone (PostgreSQL: the backends of the
+// scenario's own connections, reported by the scenario).
+const ENGINE_PORTS = { redis: 6391, 'redis-aof': 6392, cluster: [7211, 7212, 7213] };
+const engines = {};
+for (const kind of new Set(selected.map((s) => s.engine).filter((e) => e && e !== 'postgres'))) {
+  try {
+    if (!redisServerAvailable()) throw new Error('redis-server is not installed');
+    engines[kind] =
+      kind === 'cluster'
+        ? await startCluster({ ports: ENGINE_PORTS.cluster })
+        : await startRedis({ port: ENGINE_PORTS[kind], persistence: kind === 'redis-aof' ? 'aof' : 'none' });
+    if (kind === 'cluster') process.env.REDIS_CLUSTER_NODES = engines.cluster.nodes;
+    log(`Started the bench's own ${kind} (pids ${engines[kind].pids.join(', ')})`);
+  } catch (error) {
+    const reason = `could not start the bench's own ${kind}: ${error.message}`;
+    warnings.push(`${kind} scenarios not run: ${reason}`);
+    for (const s of selected) if (s.engine === kind) unavailable.set(s.id, reason);
+  }
+}
 const runnable = selected.filter((s) => !unavailable.has(s.id));
 
 // ---- signed deliveries ---------------------------------------------------------------------------
@@ -243,7 +323,12 @@ async function runScenario(scenario) {
   pool.rewind();
   let child;
   try {
-    child = await ScenarioProcess.start({ file: scenario.file, options: scenario.options, cwd: rootDir });
+    const redisPort = engines[scenario.engine]?.port;
+    child = await ScenarioProcess.start({
+      file: scenario.file,
+      options: redisPort === undefined ? scenario.options : { ...scenario.options, redisPort },
+      cwd: rootDir,
+    });
   } catch (error) {
     return { error: `did not start: ${error.message}` };
   }
@@ -263,6 +348,8 @@ async function runScenario(scenario) {
         return (c.user + c.system) / 1000;
       })();
     const server = await child.report();
+    // Engine CPU of the bench's own engine processes only: its Redis instances, or its PostgreSQL backends.
+    const own = cpu.own(engines[scenario.engine]?.pids ?? server.extra?.enginePids ?? []);
     const ok2xx = measured.requests - measured.non2xx;
     return {
       nestVersion: child.nestVersion,
@@ -286,10 +373,14 @@ async function runScenario(scenario) {
       serverCpuUsPerRequest: measured.requests > 0 ? (server.cpuMs * 1000) / measured.requests : undefined,
       clientCores: clientCpuMs / (measured.durationS * 1000),
       // Where the rest of the machine went: PostgreSQL backends and redis-server, and every core's busy time.
-      engineCores: cpu.engineCores,
+      engineCores: own.engineCores,
       engineCpuUsPerRequest:
-        measured.requests > 0 && cpu.engineCpuMs !== undefined
-          ? (cpu.engineCpuMs * 1000) / measured.requests
+        measured.requests > 0 && own.engineCpuMs !== undefined
+          ? (own.engineCpuMs * 1000) / measured.requests
+          : undefined,
+      allEnginesCpuUsPerRequest:
+        measured.requests > 0 && cpu.allEnginesCpuMs !== undefined
+          ? (cpu.allEnginesCpuMs * 1000) / measured.requests
           : undefined,
       machineBusyCores: cpu.machineBusyCores,
       serverHeapMB: server.heapUsedMB,
@@ -342,6 +433,7 @@ if (
   removeScenarioLogs();
 // The request files of wrk (a few hundred MB) go in every case.
 removeWrkFiles();
+for (const engine of Object.values(engines)) await engine.stop();
 
 // ---- memory and client ---------------------------------------------------------------------------
 
@@ -429,6 +521,7 @@ for (const s of selected) {
     clientCores: round(median(ok.map((r) => r.clientCores)), 2),
     engineCores: round(median(ok.map((r) => r.engineCores ?? 0)), 2),
     engineCpuUsPerRequest: round(median(ok.map((r) => r.engineCpuUsPerRequest ?? 0)), 1),
+    allEnginesCpuUsPerRequest: round(median(ok.map((r) => r.allEnginesCpuUsPerRequest ?? 0)), 1),
     machineBusyCores: round(median(ok.map((r) => r.machineBusyCores ?? 0)), 2),
     signedOnTheFly: ok.reduce((n, r) => n + r.signedOnTheFly, 0),
     perRound: runs[s.id].map((r) =>
@@ -442,6 +535,8 @@ for (const s of selected) {
             serverCores: round(r.serverCores, 2),
             serverCpuUsPerRequest: round(r.serverCpuUsPerRequest, 1),
             engineCores: round(r.engineCores ?? 0, 2),
+            engineCpuUsPerRequest: round(r.engineCpuUsPerRequest ?? 0, 1),
+            ...(r.sqlPerDelivery != null ? { sqlPerDelivery: r.sqlPerDelivery } : {}),
             machineBusyCores: round(r.machineBusyCores ?? 0, 2),
           },
     ),
@@ -478,6 +573,12 @@ const ratios = {
   // The physical limits (issue 22): ours over a plain route doing the same work, no Nest.
   fastifyVsPlainFastify: ratio(rps('ours-fastify'), rps('plain-fastify')),
   expressVsPlainNode: ratio(rps('ours-express'), rps('plain-node')),
+  // Issue 31: the strongest anchors, measured in the same run.
+  expressVsResBaseline: ratio(rps('ours-express'), rps('res-baseline-express')),
+  fastifyVsResBaseline: ratio(rps('ours-fastify'), rps('res-baseline-fastify')),
+  inboxVsHandWritten: ratio(rps('ours-express-inbox'), rps('hand-inbox-express')),
+  clusterVsHandWritten: ratio(rps('ours-express-redis-cluster'), rps('hand-claim-redis-cluster')),
+  redisAofVsRedis: ratio(rps('ours-express-redis-aof'), rps('ours-express-redis')),
 };
 if (beforeScenarios.length) {
   Object.assign(ratios, {
@@ -503,6 +604,22 @@ const cpuPerRequest = {
   fastifyVsPlainFastify: ratio(cpu('ours-fastify'), cpu('plain-fastify')),
   expressVsPlainNode: ratio(cpu('ours-express'), cpu('plain-node')),
   peerVsItsBaseline: ratio(cpu('peer-golevelup-stripe'), cpu('peer-baseline')),
+  expressVsResBaseline: ratio(cpu('ours-express'), cpu('res-baseline-express')),
+  fastifyVsResBaseline: ratio(cpu('ours-fastify'), cpu('res-baseline-fastify')),
+  inboxVsHandWritten: ratio(cpu('ours-express-inbox'), cpu('hand-inbox-express')),
+  clusterVsHandWritten: ratio(cpu('ours-express-redis-cluster'), cpu('hand-claim-redis-cluster')),
+};
+// PostgreSQL work per delivery, ours over the hand-written inbox (issue 31): statements (exchanges) and
+// the CPU of the bench's own PostgreSQL backends.
+const engineCpu = (id) => scenarios[id]?.engineCpuUsPerRequest;
+const perDelivery = {
+  inboxVsHandWrittenStatements: ratio(
+    scenarios['ours-express-inbox']?.sqlPerDelivery,
+    scenarios['hand-inbox-express']?.sqlPerDelivery,
+  ),
+  inboxVsHandWrittenPostgresCpu: ratio(engineCpu('ours-express-inbox'), engineCpu('hand-inbox-express')),
+  clusterVsHandWrittenEngineCpu: ratio(engineCpu('ours-express-redis-cluster'), engineCpu('hand-claim-redis-cluster')),
+  redisAofVsRedisEngineCpu: ratio(engineCpu('ours-express-redis-aof'), engineCpu('ours-express-redis')),
 };
 if (beforeScenarios.length) {
   Object.assign(cpuPerRequest, {
@@ -556,6 +673,7 @@ const results = {
   scenarios,
   ratios,
   cpuPerRequest,
+  perDelivery,
   memory: memory
     ? {
         retained100kMB: memory.retained.heapMB,
@@ -581,7 +699,8 @@ if (outFile) {
   mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
   // The instruction figures of the last `npm run bench:instructions` travel with the timings.
   const instructions = readInstructions();
-  if (instructions) results.instructions = instructionsSummary(instructions);
+  if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
+  mergeEngines(results);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {

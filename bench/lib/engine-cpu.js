@@ -8,9 +8,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 const TICK_MS = 10; // USER_HZ is 100 on Linux (getconf CLK_TCK)
 const ENGINES = new Set(['postgres', 'redis-server']);
 
-/** utime + stime (ms) of every live process named postgres or redis-server, or undefined off Linux. */
-function engineCpuMs() {
-  let total = 0;
+/** utime + stime (ms) of every live process named postgres or redis-server, by pid, or undefined off Linux. */
+function engineCpuByPid() {
+  const byPid = new Map();
   let pids;
   try {
     pids = readdirSync('/proc').filter((name) => /^\d+$/.test(name));
@@ -24,13 +24,15 @@ function engineCpuMs() {
       const comm = stat.slice(stat.indexOf('(') + 1, close);
       if (!ENGINES.has(comm)) continue;
       const fields = stat.slice(close + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) * TICK_MS; // utime, stime (fields 14 and 15)
+      byPid.set(Number(pid), (Number(fields[11]) + Number(fields[12])) * TICK_MS); // utime, stime (fields 14 and 15)
     } catch {
       // the process ended between the listing and the read
     }
   }
-  return total;
+  return byPid;
 }
+
+const sum = (byPid) => [...byPid.values()].reduce((a, b) => a + b, 0);
 
 /** Busy and total CPU time of the machine (ms, all cores), from the first line of /proc/stat. */
 function machineCpuMs() {
@@ -44,18 +46,31 @@ function machineCpuMs() {
   }
 }
 
-/** Starts a measurement; `stop(wallMs)` answers { engineCores, machineBusyCores } over the interval. */
+/**
+ * Starts a measurement; `stop(wallMs)` answers { engineCpuMs, engineCores, allEnginesCpuMs, machineBusyCores }
+ * over the interval. `engineCpuMs` counts only the bench's own engine processes (issue 31): the pids given
+ * to `stop` (its private redis-server instances, the PostgreSQL backends of its own connections); with no
+ * pids it is undefined. `allEnginesCpuMs` is every postgres and redis-server process on the machine (other
+ * tenants, background workers), for comparison.
+ */
 export function startCpuAccount() {
-  const engine = engineCpuMs();
+  const engine = engineCpuByPid();
   const machine = machineCpuMs();
   return {
+    /** Ends the interval; `own(pids)` then gives the bench's own engines' share (pids known later). */
     stop(wallMs) {
-      const engineEnd = engineCpuMs();
+      const engineEnd = engineCpuByPid();
       const machineEnd = machineCpuMs();
       return {
-        engineCpuMs: engine === undefined ? undefined : engineEnd - engine,
-        engineCores: engine === undefined ? undefined : (engineEnd - engine) / wallMs,
+        allEnginesCpuMs: engine === undefined ? undefined : sum(engineEnd) - sum(engine),
         machineBusyCores: machine === undefined ? undefined : (machineEnd.busy - machine.busy) / wallMs,
+        own(ownPids = []) {
+          const own =
+            engine === undefined || ownPids.length === 0
+              ? undefined
+              : ownPids.reduce((total, pid) => total + ((engineEnd.get(pid) ?? 0) - (engine.get(pid) ?? 0)), 0);
+          return { engineCpuMs: own, engineCores: own === undefined ? undefined : own / wallMs };
+        },
       };
     },
   };

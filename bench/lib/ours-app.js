@@ -8,6 +8,7 @@
  *          | 'redis-cluster' (the same on the 3-master Cluster of .ci/redis-cluster.sh)
  *          | 'postgres' (PostgresIdempotencyStore on a database of its own, created and dropped)
  *   autoPipelining: ioredis enableAutoPipelining on the store's client (Redis scenarios)
+ *   redisPort: port of the store's Redis (the bench's own instance; default 6379)
  *   transactional: true makes the handler `{ transactional: true }` (pgTransactionRunner, own database)
  *          doing one INSERT through ctx.transaction
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
@@ -47,6 +48,8 @@ export async function createOursApp(scenario = {}) {
   );
   const runId = `bench-${process.pid}-${Date.now()}`;
   const redisOptions = { host: '127.0.0.1', port: 6379, maxRetriesPerRequest: 1 };
+  // The store's Redis: the bench's own instance when run.js started one (`redisPort`), else 6379.
+  const storeRedisOptions = { ...redisOptions, port: scenario.redisPort ?? 6379 };
   const cleanups = [];
   let extra;
 
@@ -104,7 +107,7 @@ export async function createOursApp(scenario = {}) {
   if (store === 'memory' && maxEntries !== undefined) webhooks.store = new MemoryIdempotencyStore({ maxEntries });
   if (store === 'redis') {
     const { Redis } = await import('ioredis');
-    const redis = new Redis({ ...redisOptions, enableAutoPipelining: scenario.autoPipelining === true });
+    const redis = new Redis({ ...storeRedisOptions, enableAutoPipelining: scenario.autoPipelining === true });
     const keyPrefix = `${runId}:`;
     webhooks.store = new RedisIdempotencyStore(redis, { keyPrefix });
     cleanups.push(async () => {

@@ -11,7 +11,7 @@ import { handlerCounter } from './scenario-ipc.js';
 const ANSWER = '{"received":true}';
 
 /** A Map of ids seen, as a minimal in-memory dedupe; bounded like the memory store (oldest out first). */
-function dedupe(limit = 100_000) {
+export function dedupe(limit = 100_000) {
   const seen = new Map();
   return (id) => {
     if (seen.has(id)) return false;

@@ -42,11 +42,16 @@ export async function createBenchDatabase(runId) {
   return {
     pool,
     counts,
-    extra: () => ({
-      sqlStatements: counts.statements,
-      deliveries: counts.deliveries,
-      sqlPerDelivery: counts.deliveries > 0 ? Math.round((counts.statements / counts.deliveries) * 100) / 100 : null,
-    }),
+    extra: async () => {
+      const report = {
+        sqlStatements: counts.statements,
+        deliveries: counts.deliveries,
+        sqlPerDelivery: counts.deliveries > 0 ? Math.round((counts.statements / counts.deliveries) * 100) / 100 : null,
+      };
+      // The PostgreSQL backends serving this database (this process's connections): whose CPU the parent counts.
+      const { rows } = await pool.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+      return { ...report, enginePids: rows.map((row) => Number(row.pid)) };
+    },
     async drop() {
       await pool.end().catch(() => undefined);
       const client = new pg.Client({ connectionString: ADMIN_URL });

@@ -174,3 +174,87 @@ export function renderKeys(results) {
   out.push('');
   return out.join('\n');
 }
+
+/**
+ * Issue 31: the strongest anchors beside ours, from the callgrind counts (`instructions`), the client's
+ * counts per call, and bench/engines.bench.js (`engines`): each figure with its date and load.
+ */
+export function renderIssue31(results) {
+  const i = results.instructions;
+  const out = [
+    '## The strongest anchors (issue 31)',
+    '',
+    `Counted on a shared machine (${results.machine?.cpu ?? '?'}, ${results.machine?.cores ?? '?'} cores; load average 5-22 during the counts, each case's own in results/instructions.json); the HTTP tables above are the full run of ${results.date}.`,
+    '',
+  ];
+  if (i?.perDelivery) {
+    const n = (id) => (i.perDelivery[id] === undefined ? '—' : i.perDelivery[id].toLocaleString('en'));
+    const st = (id) => (i.steadyPerDelivery?.[id] === undefined ? '—' : i.steadyPerDelivery[id].toLocaleString('en'));
+    out.push(
+      `Instructions per delivery (callgrind, ${i.countedAt}, counted Node flags \`${i.nodeFlags ?? '?'}\`; gross, and without V8's compiler in brackets). Gross ratios between cases of this one run are the figures to quote (bench/NOTES.md, "Counts that repeat"):`,
+      '',
+      '| case | Express | Fastify |',
+      '|---|---:|---:|',
+      `| ours | ${n('ours-express')} (${st('ours-express')}) | ${n('ours-fastify')} (${st('ours-fastify')}) |`,
+      `| cheapest bare Nest route (\`@Res()\`, Map dedupe) | ${n('res-baseline-express')} (${st('res-baseline-express')}) | ${n('res-baseline-fastify')} (${st('res-baseline-fastify')}) |`,
+      `| bare Nest route, return value | ${n('baseline-express')} (${st('baseline-express')}) | ${n('baseline-fastify')} (${st('baseline-fastify')}) |`,
+      `| plain limit (node:http / Fastify, no Nest) | ${n('plain-node')} (${st('plain-node')}) | ${n('plain-fastify')} (${st('plain-fastify')}) |`,
+      `| **ours over the cheapest bare route** | **${i.oursVsResBareExpress ?? '—'}** | **${i.oursVsResBareFastify ?? '—'}** |`,
+      '',
+    );
+  }
+  if (i?.clientPerCall) {
+    const c = (id) => (i.clientPerCall[id] == null ? '—' : i.clientPerCall[id].toLocaleString('en'));
+    out.push(
+      `API client, instructions per call (callgrind, ${i.clientCountedAt}): sequential ours ${c('client-ours-sequential')} vs raw axios ${c('client-axios-sequential')} (${i.clientVsAxiosSequential ?? '—'} ×); 32 at a time ours ${c('client-ours-concurrent')} vs ${c('client-axios-concurrent')} (${i.clientVsAxiosConcurrent ?? '—'} ×).`,
+      '',
+    );
+  }
+  const a = results.anchors31;
+  if (a) {
+    out.push(
+      `HTTP, the anchors side by side in one run (${a.date}, load average at start ${a.machine.loadAverageAtStart.join(', ')}; ${a.config.rounds} interleaved rounds of ${a.config.warmupS} s + ${a.config.durationS} s, wrk, 16 connections; medians; engine CPU = the bench's own engine processes only):`,
+      '',
+      '| scenario | req/s (per round) | server CPU µs/req | engine CPU µs/req | SQL/delivery |',
+      '|---|---:|---:|---:|---:|',
+      ...Object.entries(a.scenarios).map(
+        ([id, sc]) =>
+          `| \`${id}\` | ${sc.rps} (${sc.rpsPerRound.join(', ')}) | ${sc.serverCpuUsPerRequest} | ${sc.engineCpuUsPerRequest} | ${sc.sqlPerDelivery ?? ''} |`,
+      ),
+      '',
+      `Ratios (req/s, same run): ${[
+        'expressVsResBaseline',
+        'fastifyVsResBaseline',
+        'inboxVsHandWritten',
+        'clusterVsHandWritten',
+        'redisAofVsRedis',
+        'fastifyVsPlainFastify',
+        'expressVsPlainNode',
+      ]
+        .map((k) => `\`${k}\` ${a.ratios?.[k] ?? '—'}`)
+        .join(', ')}; per delivery: ${Object.entries(a.perDelivery ?? {})
+        .map(([k, v]) => `\`${k}\` ${v ?? '—'}`)
+        .join(', ')}.`,
+      '',
+    );
+  }
+  const e = results.engines;
+  if (e) {
+    out.push(
+      `Durable paths per delivery without HTTP (bench/engines.bench.js, ${e.date}, load average at start ${e.machine.loadAverageAtStart.join(', ')}; sequential, medians of ${e.config.rounds} rounds of ${e.config.deliveries}; engine CPU = the bench's own engine processes only):`,
+      '',
+      '| variant | exchanges | receiver CPU µs | engine CPU µs | wall µs |',
+      '|---|---:|---:|---:|---:|',
+      ...Object.entries(e.variants).map(
+        ([id, v]) =>
+          `| \`${id}\` | ${v.exchanges ?? '2 (EVALSHA)'} | ${v.receiverCpuUs} | ${v.engineCpuUs} | ${v.wallUs} |`,
+      ),
+      '',
+      `Ratios: ${Object.entries(e.ratios)
+        .map(([k, v]) => `\`${k}\` ${v ?? '—'}`)
+        .join(', ')}.`,
+      '',
+    );
+  }
+  return out.join('\n');
+}

@@ -182,8 +182,22 @@ export function renderInstructions(instructions) {
  * The instruction figures latest.json carries (issue 22, item 6), from bench/results/instructions.json:
  * ours over each physical limit net of the injection's own cost, and every case's count per delivery.
  */
-export function instructionsSummary(instructions) {
+export function instructionsSummary(instructions, clientInstructions) {
   if (!instructions) return undefined;
+  // Issue 31, item 3: the API client per call (bench/callgrind.js --client, results/client-instructions.json).
+  const client = clientInstructions
+    ? {
+        clientCountedAt: clientInstructions.date,
+        clientVsAxiosSequential: clientInstructions.ratios.clientSequentialVsAxios?.ratio ?? null,
+        clientVsAxiosConcurrent: clientInstructions.ratios.clientConcurrentVsAxios?.ratio ?? null,
+        clientPerCall: Object.fromEntries(
+          Object.entries(clientInstructions.cases).map(([id, c]) => [id, c.instructionsPerDelivery ?? null]),
+        ),
+        clientSteadyPerCall: Object.fromEntries(
+          Object.entries(clientInstructions.cases).map(([id, c]) => [id, c.steadyInstructionsPerDelivery ?? null]),
+        ),
+      }
+    : {};
   const perDelivery = Object.fromEntries(
     Object.entries(instructions.cases)
       .filter(([, c]) => c.instructionsPerDelivery !== undefined)
@@ -195,6 +209,19 @@ export function instructionsSummary(instructions) {
     expressVsNodeLimitNet: instructions.ratios.expressVsNodeLimit?.netOfHarness ?? null,
     fastifyVsBaselineNet: instructions.ratios.fastifyVsBaseline?.netOfHarness ?? null,
     expressVsBaselineNet: instructions.ratios.expressVsBaseline?.netOfHarness ?? null,
+    // Issue 31: ours over the cheapest bare Nest route (`@Res()`, Map dedupe), gross (the robust figure)
+    // and net of the injection harness; and the counts without V8's compilers in the window.
+    oursVsResBareExpress: instructions.ratios.expressVsResBaseline?.ratio ?? null,
+    oursVsResBareFastify: instructions.ratios.fastifyVsResBaseline?.ratio ?? null,
+    oursVsResBareExpressNet: instructions.ratios.expressVsResBaseline?.netOfHarness ?? null,
+    oursVsResBareFastifyNet: instructions.ratios.fastifyVsResBaseline?.netOfHarness ?? null,
+    nodeFlags: instructions.config?.nodeFlags ?? null,
     perDelivery,
+    steadyPerDelivery: Object.fromEntries(
+      Object.entries(instructions.cases)
+        .filter(([, c]) => c.steadyInstructionsPerDelivery !== undefined)
+        .map(([id, c]) => [id, c.steadyInstructionsPerDelivery]),
+    ),
+    ...client,
   };
 }

@@ -7,6 +7,9 @@ const bench = new URL('..', import.meta.url).pathname;
  * it receives; `group` marks the peer pair (allowed to be unavailable); `needsRedis` the ones that
  * need Redis at 127.0.0.1:6379; `runsHandler` the ones whose no-op handler must run once per 2xx;
  * `fullOnly` the ones a `--quick` run (CI) skips, to keep it near a minute (same app as another, other log levels).
+ * `engine` (issue 31): the bench's own engine the scenario uses, whose processes its engine CPU counts:
+ * 'redis' / 'redis-aof' (a private redis-server without / with AOF persistence; run.js sets `redisPort`),
+ * 'cluster' (a private 3-master Cluster, REDIS_CLUSTER_NODES), 'postgres' (the backends of its own connections).
  */
 export const SCENARIOS = [
   {
@@ -41,6 +44,26 @@ export const SCENARIOS = [
     title: 'bare Nest route, Fastify (HMAC by hand + JSON.parse)',
     file: `${bench}scenarios/baseline.server.js`,
     options: { adapter: 'fastify' },
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    runsHandler: true,
+  },
+  {
+    id: 'res-baseline-express',
+    title: 'the cheapest bare Nest route, Express: `@Res()` reply, HMAC by hand, JSON.parse, Map dedupe',
+    file: `${bench}scenarios/baseline.server.js`,
+    options: { adapter: 'express', reply: 'res' },
+    fullOnly: true,
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    runsHandler: true,
+  },
+  {
+    id: 'res-baseline-fastify',
+    title: 'the cheapest bare Nest route, Fastify: `@Res()` reply, HMAC by hand, JSON.parse, Map dedupe',
+    file: `${bench}scenarios/baseline.server.js`,
+    options: { adapter: 'fastify', reply: 'res' },
+    fullOnly: true,
     payload: 'ours',
     path: WEBHOOK_PATH,
     runsHandler: true,
@@ -90,7 +113,18 @@ export const SCENARIOS = [
     options: { adapter: 'express', store: 'redis', processing: 'inline' },
     payload: 'ours',
     path: WEBHOOK_PATH,
-    needsRedis: true,
+    engine: 'redis',
+    runsHandler: true,
+  },
+  {
+    id: 'ours-express-redis-aof',
+    title: 'nestjs-payments, Express, inline, RedisIdempotencyStore, Redis with appendonly yes, appendfsync everysec',
+    file: `${bench}scenarios/ours.server.js`,
+    options: { adapter: 'express', store: 'redis', processing: 'inline' },
+    fullOnly: true,
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    engine: 'redis-aof',
     runsHandler: true,
   },
   {
@@ -101,7 +135,18 @@ export const SCENARIOS = [
     fullOnly: true,
     payload: 'ours',
     path: WEBHOOK_PATH,
-    needsRedis: true,
+    engine: 'cluster',
+    runsHandler: true,
+  },
+  {
+    id: 'hand-claim-redis-cluster',
+    title: 'hand-written claim on ioredis Cluster (the same two scripts), bare Nest route, Express, `@Res()`',
+    file: `${bench}scenarios/baseline.server.js`,
+    options: { adapter: 'express', reply: 'res', claim: 'cluster' },
+    fullOnly: true,
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    engine: 'cluster',
     runsHandler: true,
   },
   {
@@ -110,6 +155,7 @@ export const SCENARIOS = [
     file: `${bench}scenarios/ours.server.js`,
     options: { adapter: 'express', store: 'postgres', processing: 'inline' },
     fullOnly: true,
+    engine: 'postgres',
     payload: 'ours',
     path: WEBHOOK_PATH,
     runsHandler: true,
@@ -120,6 +166,19 @@ export const SCENARIOS = [
     file: `${bench}scenarios/ours.server.js`,
     options: { adapter: 'express', store: 'memory', processing: 'inline', transactional: true },
     fullOnly: true,
+    engine: 'postgres',
+    payload: 'ours',
+    path: WEBHOOK_PATH,
+    runsHandler: true,
+  },
+  {
+    id: 'hand-inbox-express',
+    title:
+      'hand-written pg inbox (BEGIN with the prepared dedupe INSERT, ledger INSERT, COMMIT), bare Nest route, Express, `@Res()`',
+    file: `${bench}scenarios/baseline.server.js`,
+    options: { adapter: 'express', reply: 'res', inbox: true },
+    fullOnly: true,
+    engine: 'postgres',
     payload: 'ours',
     path: WEBHOOK_PATH,
     runsHandler: true,

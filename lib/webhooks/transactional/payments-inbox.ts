@@ -13,6 +13,7 @@ import { IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../../postgres/postgres-sql.util.js';
 import type { PaymentsTransaction } from '../contracts/payments-transaction-runner.interface.js';
 import { preparePgStatement } from './pg-transaction.runner.js';
+import { RUN_AFTER_FIRST_STATEMENT, runsAfterFirstStatement } from './pg-first-statement.js';
 import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
@@ -143,8 +144,12 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     let outcome: 'done' | 'skipped';
     try {
       await this.ensureSchema(options);
-      outcome = await options.runner.run(async (tx: PaymentsTransaction) => {
-        const [row] = await tx.query(this.claimSql, [key, this.retentionMs]);
+      const claim = { text: this.claimSql, values: [key, this.retentionMs] };
+      const work = async (
+        tx: PaymentsTransaction,
+        claimRows?: Record<string, unknown>[],
+      ): Promise<'done' | 'skipped'> => {
+        const [row] = claimRows ?? (await tx.query(claim.text, claim.values));
         if (row === undefined || row['locked'] !== true) throw new InboxBusy();
         if (Number(row['inserted']) !== 1) return 'skipped';
         started = this.runtime.now();
@@ -155,7 +160,12 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
           throw error;
         }
         return 'done';
-      });
+      };
+      // pgTransactionRunner sends BEGIN and the claim in one exchange (lib/postgres/postgres-begin.pipeline.ts).
+      const runner = options.runner;
+      outcome = runsAfterFirstStatement(runner)
+        ? await runner[RUN_AFTER_FIRST_STATEMENT](claim, work)
+        : await runner.run((tx) => work(tx));
     } catch (error) {
       const durationMs = started === undefined ? undefined : this.runtime.now() - started;
       await this.release(key, token, where);

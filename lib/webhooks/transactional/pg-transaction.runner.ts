@@ -6,6 +6,8 @@ import {
   type PreparedQueryable,
 } from '../../postgres/postgres-sql.util.js';
 import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
+import { queryAfterBegin } from '../../postgres/postgres-begin.pipeline.js';
+import { RUN_AFTER_FIRST_STATEMENT, type FirstStatementRunner } from './pg-first-statement.js';
 import { ROLLBACK_FAILED_MESSAGE } from '../contracts/payments-webhooks.messages.js';
 import type {
   PaymentsTransaction,
@@ -66,49 +68,76 @@ export function pgTransactionRunner(
       "pass e.g. 'BEGIN ISOLATION LEVEL REPEATABLE READ', or omit it",
     );
   }
-  return {
-    async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      // The server may end the connection between statements (restart, pg_terminate_backend): node-postgres
-      // then emits 'error' on the checked-out client, which would crash the process without a listener.
-      const onError = (error: Error): void => {
-        broken = error;
-      };
-      client.on?.('error', onError);
-      // BEGIN, ROLLBACK or COMMIT failed: the connection is in an unknown state, do not reuse it. Not only a
-      // socket error: a backend the server ends (pg_terminate_backend, shutdown) answers the statement in
-      // flight with FATAL 57P01 (a SQLSTATE) *before* its socket closes, and a client released then sat in
-      // the pool, still "queryable", until the next delivery got it and failed (503).
-      const control = async (text: string): Promise<{ command?: string }> => {
-        try {
-          return await client.query(text);
-        } catch (error) {
-          broken ??= error instanceof Error ? error : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
-          throw error;
-        }
-      };
+  /**
+   * One transaction on a client of its own. With `first` (the inbox's claim), `begin` and that statement
+   * go in one exchange when the client allows it (`queryAfterBegin`), and `work` gets its rows; the
+   * semantics are those of `begin`, then the statement, then `work`.
+   */
+  async function inTransaction<T>(
+    first: { text: string; values: unknown[] } | undefined,
+    work: (tx: PaymentsTransaction, firstRows: Record<string, unknown>[] | undefined) => Promise<T>,
+  ): Promise<T> {
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    // The server may end the connection between statements (restart, pg_terminate_backend): node-postgres
+    // then emits 'error' on the checked-out client, which would crash the process without a listener.
+    const onError = (error: Error): void => {
+      broken = error;
+    };
+    client.on?.('error', onError);
+    // BEGIN, ROLLBACK or COMMIT failed: the connection is in an unknown state, do not reuse it. Not only a
+    // socket error: a backend the server ends (pg_terminate_backend, shutdown) answers the statement in
+    // flight with FATAL 57P01 (a SQLSTATE) *before* its socket closes, and a client released then sat in
+    // the pool, still "queryable", until the next delivery got it and failed (503).
+    const control = async (text: string): Promise<{ command?: string }> => {
       try {
-        await control(begin);
-        let result: T;
-        try {
-          result = await work(pgTransaction(client));
-        } catch (error) {
-          // The handler's error is the answer; a failed ROLLBACK only marks the connection broken.
-          await control('ROLLBACK').catch(() => undefined);
-          throw error;
-        }
-        // An error the handler caught has aborted the transaction: PostgreSQL answers COMMIT with
-        // ROLLBACK (no error). Nothing was committed: fail, so the inbox releases the claim (503). The
-        // connection itself is fine.
-        if ((await control('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
-        return result;
-      } finally {
-        client.off?.('error', onError);
-        client.release(broken ?? undefined);
+        return await client.query(text);
+      } catch (error) {
+        broken ??= error instanceof Error ? error : new PaymentsError(ROLLBACK_FAILED_MESSAGE);
+        throw error;
       }
+    };
+    try {
+      const tx = pgTransaction(client);
+      const name = first === undefined ? undefined : OWN_PREPARED_STATEMENTS.get(first.text);
+      const together =
+        first === undefined || name === undefined
+          ? undefined
+          : queryAfterBegin(client, begin, { name, text: first.text, values: [...first.values] });
+      let result: T;
+      if (together === undefined) await control(begin);
+      try {
+        const firstRows =
+          together !== undefined
+            ? ((await together).rows as Record<string, unknown>[])
+            : first === undefined
+              ? undefined
+              : await tx.query(first.text, first.values);
+        result = await work(tx, firstRows);
+      } catch (error) {
+        // The handler's error is the answer; a failed ROLLBACK only marks the connection broken. (After
+        // `begin` and the first statement sent together, a failure of either is rolled back alike: a
+        // ROLLBACK with no transaction open is only a warning.)
+        await control('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+      // An error the handler caught has aborted the transaction: PostgreSQL answers COMMIT with
+      // ROLLBACK (no error). Nothing was committed: fail, so the inbox releases the claim (503). The
+      // connection itself is fine.
+      if ((await control('COMMIT')).command === 'ROLLBACK') throw new CommitRolledBack();
+      return result;
+    } finally {
+      client.off?.('error', onError);
+      client.release(broken ?? undefined);
+    }
+  }
+  const runner: PaymentsTransactionRunner & FirstStatementRunner = {
+    run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
+      return inTransaction(undefined, (tx) => work(tx));
     },
+    [RUN_AFTER_FIRST_STATEMENT]: inTransaction,
   };
+  return runner;
 }
 
 /**
