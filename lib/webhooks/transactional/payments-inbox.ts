@@ -24,9 +24,10 @@ import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
  * it from your migrations and pass `webhooks.transactions.createTable: false`, or let the module run
- * it on the first transactional delivery. One row per completed (event id, handler): `key`
- * (`${eventId}:${handlerId}`), `completed_at`, `expires_at` (the retention; an index serves the
- * clean-up).
+ * it on the first transactional delivery. One row per completed handler run: `key` (the run's first
+ * claim key: `${eventId}:${handlerId}`, or for an intent's terminal state, the occurrence the
+ * reconciler shares, `payment_intent:${intentId}:${state}:${handlerId}`), `completed_at`, `expires_at`
+ * (the retention; an index serves the clean-up).
  *
  * @example await pool.query(paymentsInboxSchema())
  */

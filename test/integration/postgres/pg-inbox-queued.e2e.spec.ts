@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { Queue } from 'bullmq';
 import { PaymentsModule, PostgresIdempotencyStore, pgTransactionRunner } from '../../../lib/index.js';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
+import type { PaymentEvent } from '../../../lib/index.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import {
   fixtureOptions,
@@ -12,7 +13,7 @@ import {
   type WebhookApp,
 } from '../../fixtures/webhooks/webhook-app.fixture.js';
 import { REDIS_URL, uniqueQueueName } from '../redis-test.util.js';
-import { LEDGER_SQL, LedgerHandler } from './pg-inbox.fixture.js';
+import { INBOX_KEY_OF, inboxKeys, LEDGER_SQL, LedgerHandler } from './pg-inbox.fixture.js';
 import { createTestDatabase, waitFor, type TestDatabase } from './postgres-test.util.js';
 
 const PATH = 'payments/webhooks';
@@ -49,9 +50,9 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
     return { url: `${app.baseUrl}/${PATH}`, handler: app.app.get(LedgerHandler), queue: name, logger };
   };
 
-  const committed = async (table: 'ledger' | 'payments_inbox', eventId: string): Promise<number> => {
-    const where = table === 'ledger' ? 'event_id = $1' : `key LIKE $1 || ':%'`;
-    return Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, [eventId])).rows[0]!['n']);
+  const committed = async (table: 'ledger' | 'payments_inbox', event: PaymentEvent): Promise<number> => {
+    const [where, values] = table === 'ledger' ? ['event_id = $1', [event.id]] : [INBOX_KEY_OF, inboxKeys(event)];
+    return Number((await db.pool.query(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, values)).rows[0]!['n']);
   };
 
   const jobState = async (queue: string, jobId: string): Promise<string> => {
@@ -91,8 +92,8 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
     expect(answer.body).toMatchObject({ outcome: 'enqueued' });
     await completed(queue, event.id);
     expect(handler.runs).toEqual([event.id]);
-    expect(await committed('ledger', event.id)).toBe(1);
-    expect(await committed('payments_inbox', event.id)).toBe(1);
+    expect(await committed('ledger', event)).toBe(1);
+    expect(await committed('payments_inbox', event)).toBe(1);
     // The non-transactional handler of the same event ran in the worker too, outside any transaction.
     expect(handler.sawTransaction).toEqual([false]);
   });
@@ -105,16 +106,16 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
       if (handler.runs.length === 1) throw new Error('warehouse down');
       // Second run: another session sees nothing of the first attempt (its INSERT and record rolled back).
       seenByRetry.push({
-        ledger: await committed('ledger', event.id),
-        inbox: await committed('payments_inbox', event.id),
+        ledger: await committed('ledger', event),
+        inbox: await committed('payments_inbox', event),
       });
     };
     expect((await post(url, sign(event))).status).toBe(200);
     await completed(queue, event.id);
     expect(handler.runs).toEqual([event.id, event.id]);
     expect(seenByRetry).toEqual([{ ledger: 0, inbox: 0 }]);
-    expect(await committed('ledger', event.id)).toBe(1);
-    expect(await committed('payments_inbox', event.id)).toBe(1);
+    expect(await committed('ledger', event)).toBe(1);
+    expect(await committed('payments_inbox', event)).toBe(1);
   });
 
   it('[W4] turns duplicate deliveries (concurrent, and after completion) into one run and one row', async () => {
@@ -127,7 +128,7 @@ describe('transactional handlers in queued mode (BullMQ worker, real PostgreSQL 
     expect(late.status).toBe(200);
     expect(late.body).toMatchObject({ outcome: 'duplicate' });
     expect(handler.runs).toEqual([event.id]);
-    expect(await committed('ledger', event.id)).toBe(1);
-    expect(await committed('payments_inbox', event.id)).toBe(1);
+    expect(await committed('ledger', event)).toBe(1);
+    expect(await committed('payments_inbox', event)).toBe(1);
   });
 });

@@ -42,3 +42,17 @@ export class LedgerHandler {
     this.behaviour = () => undefined;
   }
 }
+
+/**
+ * Where the inbox row of an event's handler run is: under the occurrence of an intent's terminal state
+ * (`payment_intent:<intent>:<state>:<handler>`, the key the reconciler shares), else under the event id.
+ * `$1` the event id, `$2` the occurrence prefix.
+ */
+export const INBOX_KEY_OF = `(key LIKE $1 || ':%' OR key LIKE $2 || ':%')`;
+
+/** The values of `INBOX_KEY_OF` for `event`. */
+export function inboxKeys(event: PaymentEvent): [string, string] {
+  const [kind, state] = event.event.split('.') as [string, string];
+  const intent = (event.data as Record<string, { id?: string } | undefined>)[kind]?.id ?? '-';
+  return [event.id, `${kind}:${intent.toLowerCase()}:${state}`];
+}

@@ -303,8 +303,13 @@ describe('PostgresIdempotencyStore (real PostgreSQL)', () => {
     });
     return { pool, sent };
   };
+  // The statement's verb: a grouped completion locks its rows first (`WITH l AS ... FOR UPDATE`), then UPDATEs.
   const kinds = (sent: string[]): string[] =>
-    sent.map((text) => (text.includes('unnest(') ? 'many:' : 'one:') + text.split(/\s+/)[0]);
+    sent.map(
+      (text) =>
+        (text.includes('unnest(') ? 'many:' : 'one:') +
+        /\b(INSERT|UPDATE|SELECT|DELETE)\b/.exec(text.replace(/^WITH l AS MATERIALIZED \(.*?\)\n/s, ''))![1],
+    );
 
   it('sends the claims and the completions of one event-loop turn as one statement each', async () => {
     const { pool, sent } = recordingPool();
