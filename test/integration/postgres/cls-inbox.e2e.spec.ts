@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createPaymentEvent } from '../../../lib/testing/index.js';
 import { CURRENT_SECRET, post, sign } from '../../fixtures/webhooks/webhook-app.fixture.js';
 import { createTestDatabase, type TestDatabase } from './postgres-test.util.js';
+import { INBOX_KEY_OF, inboxKeys } from './pg-inbox.fixture.js';
 import {
   buildInboxApps,
   startMerchant,
@@ -76,9 +77,10 @@ describe.each([
       expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
       expect((await post(merchant.url, sign(event))).status).toBe(200);
       expect(await ledger(event.id)).toEqual({ credit: 1, ship: 1 });
-      const inbox = await db.pool.query(`SELECT count(*)::int AS n FROM payments_inbox WHERE key LIKE $1 || ':%'`, [
-        event.id,
-      ]);
+      const inbox = await db.pool.query(
+        `SELECT count(*)::int AS n FROM payments_inbox WHERE ${INBOX_KEY_OF}`,
+        inboxKeys(event),
+      );
       expect(inbox.rows[0]!['n']).toBe(2);
     });
 

@@ -63,6 +63,12 @@ pool.on('connect', (client) => client.on('error', () => undefined));
 const admin = new pg.Pool({ connectionString: PG_URL, max: 3 });
 admin.on('error', () => undefined);
 
+/**
+ * The cell's id in a store key (the event's, which its intent shares): a fault fires once per cell and
+ * point, whichever of a run's keys (event id, intent occurrence) the store is called with first.
+ */
+const cellOf = (key: string): string => /fa17[0-9a-f]{4}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/.exec(key)?.[0] ?? key;
+
 async function fireOnce(key: string): Promise<boolean> {
   const { rowCount } = await admin.query('INSERT INTO fault_fired (key) VALUES ($1) ON CONFLICT DO NOTHING', [key]);
   return rowCount === 1;
@@ -115,19 +121,19 @@ function faultyStore(): PostgresIdempotencyStore {
       if (prop === 'claim') {
         return async (key: string, leaseMs: number) => {
           const fault = faultOf(key);
-          if (fault === 'before-claim' && (await fireOnce(`${key}:claim`))) {
+          if (fault === 'before-claim' && (await fireOnce(`${cellOf(key)}:claim`))) {
             throw new Error('injected: store unavailable before the claim');
           }
-          if (fault === 'kill-before-claim' && (await fireOnce(`${key}:claim`))) kill(fault);
+          if (fault === 'kill-before-claim' && (await fireOnce(`${cellOf(key)}:claim`))) kill(fault);
           const claim = await target.claim(key, leaseMs);
-          if (fault === 'kill-after-claim' && claim.status === 'claimed' && (await fireOnce(`${key}:claim`)))
+          if (fault === 'kill-after-claim' && claim.status === 'claimed' && (await fireOnce(`${cellOf(key)}:claim`)))
             kill(fault);
           return claim;
         };
       }
       if (prop === 'complete') {
         return async (key: string, token: string, retentionMs: number) => {
-          if (faultOf(key) === 'after-commit' && (await fireOnce(`${key}:complete`))) {
+          if (faultOf(key) === 'after-commit' && (await fireOnce(`${cellOf(key)}:complete`))) {
             throw new Error('injected: store unavailable after COMMIT');
           }
           return target.complete(key, token, retentionMs);
@@ -152,7 +158,8 @@ function faultyRunner(inner: ReturnType<typeof pgTransactionRunner>): ReturnType
               if (first) {
                 first = false;
                 const key = params?.[0];
-                if (faultOf(key) === 'after-claim' && (await fireOnce(`${String(key)}:inbox`))) await terminate(tx);
+                if (faultOf(key) === 'after-claim' && (await fireOnce(`${cellOf(String(key))}:inbox`)))
+                  await terminate(tx);
               }
               return tx.query<R>(text, params);
             },

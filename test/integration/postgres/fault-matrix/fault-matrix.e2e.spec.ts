@@ -64,12 +64,17 @@ let durationMs = 0;
 /** The BullMQ prefix of this run's queues (all its keys are removed afterwards). */
 const prefix = `fault-matrix-${randomUUID().slice(0, 8)}`;
 
-async function committed(column: Column, eventId: string): Promise<{ ledger: number; inbox: number; fired: number }> {
+async function committed(
+  column: Column,
+  eventId: string,
+  intentId: string,
+): Promise<{ ledger: number; inbox: number; fired: number }> {
+  // The inbox records the terminal state's occurrence (`payment_intent:<intent>:succeeded:<handler>`).
   const { rows } = await column.db.query(
     `SELECT (SELECT count(*) FROM ledger WHERE event_id = $1)::int AS ledger,
-            (SELECT count(*) FROM payments_inbox WHERE key LIKE $1 || ':%')::int AS inbox,
-            (SELECT count(*) FROM fault_fired WHERE key LIKE '%' || $1 || '%')::int AS fired`,
-    [eventId],
+            (SELECT count(*) FROM payments_inbox WHERE key LIKE $1 || ':%' OR key LIKE $2 || ':%')::int AS inbox,
+            (SELECT count(*) FROM fault_fired WHERE key LIKE '%' || $1 || '%' OR key LIKE '%' || $3 || '%')::int AS fired`,
+    [eventId, `payment_intent:${intentId}:succeeded`, intentId],
   );
   return rows[0] as { ledger: number; inbox: number; fired: number };
 }
@@ -79,7 +84,12 @@ async function runCell(column: Column, row: FaultRow, restart?: () => Promise<vo
   const started = Date.now();
   const { app, mode } = column;
   const id = faultEventId(row.fault, randomUUID());
-  const signed = sign(createPaymentEvent('payment_intent.succeeded', { id }));
+  // The intent has the event's id, so it names the fault too: a terminal state's first claim key and its
+  // inbox record are its occurrence (`payment_intent:<intent>:succeeded:<handler>`), where the app looks.
+  const intentId = id;
+  const signed = sign(
+    createPaymentEvent('payment_intent.succeeded', { id, data: { payment_intent: { id: intentId } } }),
+  );
   const answers: string[] = [];
   const problems: string[] = [];
   const exitsBefore = app.unexpectedExits;
@@ -92,7 +102,7 @@ async function runCell(column: Column, row: FaultRow, restart?: () => Promise<vo
     }
     answers.push(last === 0 ? 'no answer' : String(last));
     if (mode === 'inline' && is2xx(last)) {
-      const now = await committed(column, id);
+      const now = await committed(column, id, intentId);
       if (now.ledger !== 1 || now.inbox !== 1) {
         problems.push(`answered ${last} with ${now.ledger} ledger row(s) and ${now.inbox} inbox row(s) committed`);
       }
@@ -144,7 +154,7 @@ async function runCell(column: Column, row: FaultRow, restart?: () => Promise<vo
       await sleep(100);
     }
   }
-  const end = await committed(column, id);
+  const end = await committed(column, id, intentId);
   if (end.ledger !== 1) problems.push(`${end.ledger} ledger rows after redeliveries`);
   if (end.inbox !== 1) problems.push(`${end.inbox} inbox rows after redeliveries`);
   if (row.fault !== 'none' && !row.restart && end.fired === 0) problems.push('the fault did not fire');
@@ -156,7 +166,7 @@ async function runCell(column: Column, row: FaultRow, restart?: () => Promise<vo
     again = await deliver();
   }
   if (!is2xx(again)) problems.push(`a redelivery after the end answered ${again}`);
-  const after = await committed(column, id);
+  const after = await committed(column, id, intentId);
   if (after.ledger !== 1) problems.push(`${after.ledger} ledger rows after one more redelivery`);
   if (app.unexpectedExits !== exitsBefore || !app.alive) problems.push(`the app crashed: ${app.lastStderr()}`);
   if (app.unhandled()) problems.push(`unhandled rejection: ${app.unhandled()}`);
