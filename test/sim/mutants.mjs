@@ -22,19 +22,17 @@ const mutants = [
     file: 'lib/webhooks/dispatch/payment-events.dispatcher.ts',
     from: 'meta = withOccurrence(event, meta, this.terminalStates);',
     to: 'if (this.watchList) meta = withOccurrence(event, meta, this.terminalStates);',
-    also: [
-      'const occurrenceKey = `${this.keyPrefix}${occurrence.key}:${handler.id}`;',
-      'const occurrenceKey = `${this.keyPrefix}${occurrence.key}:${handler.id}`;\n' +
-        '    return this.claimAndRun({ handler, event, key: occurrence.terminal ? occurrenceKey : eventKey }, meta);',
-    ],
+    other: {
+      file: 'lib/webhooks/dispatch/handler-claims.ts',
+      from: 'const seenKey = `${prefix}${occurrence.key}:seen:${handler.id}`;',
+      to: 'return { handler, event, key: occurrence.terminal ? occurrenceKey : eventKey };',
+    },
   },
   {
     name: '3: an unanswered retrieve stops the sweep, that intent not rescheduled',
-    file: 'lib/webhooks/reconcile/payments-reconciler.ts',
-    from: '    await this.backOff(intent, this.runtime.now(), result, undefined);\n    if (error instanceof PaymentsRateLimitError)',
-    to:
-      "    if (!(error instanceof PaymentsApiError)) return 'unavailable';\n" +
-      '    await this.backOff(intent, this.runtime.now(), result, undefined);\n    if (error instanceof PaymentsRateLimitError)',
+    file: 'lib/webhooks/reconcile/watched-intent.check.ts',
+    from: 'const failures = (this.failures.get(intent.id) ?? 0) + 1;',
+    to: "if (!(error instanceof PaymentsApiError)) return 'unavailable';\n    const failures = (this.failures.get(intent.id) ?? 0) + 1;",
   },
   {
     name: '5: intent ids used in the letter case they came in',
@@ -73,6 +71,13 @@ for (const mutant of mutants) {
       mutated = mutated.replace(from, to);
     }
     writeFileSync(path, mutated);
+    if (mutant.other) {
+      const otherPath = join(dir, mutant.other.file);
+      const text = readFileSync(otherPath, 'utf8');
+      if (!text.includes(mutant.other.from))
+        throw new Error(`mutant ${mutant.name}: its text is no longer in ${mutant.other.file}`);
+      writeFileSync(otherPath, text.replace(mutant.other.from, mutant.other.to));
+    }
     let output = '';
     let failed = false;
     try {
