@@ -24,7 +24,7 @@ const mutants = [
     to: 'if (this.watchList) meta = withOccurrence(event, meta, this.terminalStates);',
     other: {
       file: 'lib/webhooks/dispatch/handler-claims.ts',
-      from: 'const seenKey = `${prefix}${occurrence.key}:seen:${handler.id}`;',
+      from: "// A terminal state's webhook (the usual delivery) needs no `seen` key: built only where it is used.",
       to: 'return { handler, event, key: occurrence.terminal ? occurrenceKey : eventKey };',
     },
   },

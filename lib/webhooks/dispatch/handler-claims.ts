@@ -43,12 +43,13 @@ export class HandlerClaims {
     const occurrence = meta.occurrence;
     if (occurrence === undefined) return { handler, event, key: eventKey };
     const occurrenceKey = `${prefix}${occurrence.key}:${handler.id}`;
+    // A terminal state's webhook (the usual delivery) needs no `seen` key: built only where it is used.
+    if (occurrence.terminal && meta.source !== 'reconciliation') {
+      return { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } };
+    }
     const seenKey = `${prefix}${occurrence.key}:seen:${handler.id}`;
     if (meta.source === 'reconciliation') {
       return { handler, event, key: occurrenceKey, second: { key: seenKey, token: '', keep: false } };
-    }
-    if (occurrence.terminal) {
-      return { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } };
     }
     return { handler, event, key: eventKey, second: { key: occurrenceKey, token: '', keep: false }, seen: seenKey };
   }
