@@ -30,6 +30,8 @@ import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.proces
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
 import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
+import { PAYMENTS_DISPATCH_PLUGINS } from './contracts/dispatch-plugin.interface.js';
+import { dispatchPluginsOf } from './payments-webhooks.plugins.js';
 import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reconcile.options.js';
 import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
 import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
@@ -214,6 +216,13 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     PaymentEventsDispatcher,
     { provide: PAYMENT_EVENTS_DISPATCHER, useExisting: PaymentEventsDispatcher },
     PaymentsInbox,
+    {
+      // The dispatcher's plug-ins, for the options in use (the dispatcher imports none of them).
+      provide: PAYMENTS_DISPATCH_PLUGINS,
+      useFactory: (webhooks: ResolvedWebhooksOptions, inbox: PaymentsInbox, watchList: IntentWatchStore | undefined) =>
+        dispatchPluginsOf(webhooks, { inbox, watchList }),
+      inject: [PAYMENTS_WEBHOOKS_OPTIONS, PaymentsInbox, IntentWatchStore],
+    },
     {
       provide: IntentWatchStore,
       useFactory: (webhooks: ResolvedWebhooksOptions, store: IdempotencyStore, runtime: PaymentsRuntime) =>

@@ -17,6 +17,7 @@ import type {
 import { PaymentEventsDispatcher } from '../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
 import { intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.providers.js';
+import { dispatchPluginsOf } from '../../lib/webhooks/payments-webhooks.plugins.js';
 import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
 import { standardWebhooksVerifier } from '../../lib/index.js';
 import { SimEngine, SimIdempotencyStore } from './sim-engine.js';
@@ -220,8 +221,7 @@ export class SimWorld {
         this.runtime,
         client,
         undefined,
-        undefined,
-        watchList,
+        dispatchPluginsOf(webhooks, { watchList }),
       );
       proc.dispatchers.set(instance, dispatcher);
       if (watchList) {

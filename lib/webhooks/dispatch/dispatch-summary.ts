@@ -1,9 +1,6 @@
 import type { PaymentEventHandlerRegistration } from '../contracts/payment-event-handler.types.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
-import type { Logger } from '@nestjs/common';
-import type { DispatchHandlerResult, DispatchMeta, DispatchOutcome } from '../contracts/dispatch-result.types.js';
-import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-delivery-listener.util.js';
+import type { DispatchHandlerResult, DispatchOutcome } from '../contracts/dispatch-result.types.js';
 
 /** One handler's run of one event: what its claim, completion and log lines need. */
 export interface HandlerRun {
@@ -63,33 +60,4 @@ export function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
 export function describe(error: unknown): string {
   if (error instanceof Error) return `${error.name}: ${error.message}`;
   return typeof error;
-}
-
-/** Tells the opt-in `webhooks.deliveryListener` what one dispatch did (`onDispatch`). */
-export function dispatchRecorded(
-  listener: PaymentDeliveryListener | undefined,
-  dispatch: {
-    event: PaymentEvent;
-    meta: DispatchMeta;
-    outcome: DispatchOutcome;
-    results: readonly DispatchHandlerResult[];
-    finishedAt: number;
-  },
-  logger: Pick<Logger, 'warn'>,
-): void {
-  const { event, meta, outcome, results } = dispatch;
-  notifyDeliveryListener(
-    listener,
-    'onDispatch',
-    {
-      eventId: event.id,
-      type: event.event,
-      outcome,
-      handlers: toHandlerRecords(results),
-      ...(meta.deliveryAttempt === undefined ? {} : { deliveryAttempt: meta.deliveryAttempt }),
-      receivedAt: meta.receivedAt,
-      finishedAt: new Date(dispatch.finishedAt),
-    },
-    logger,
-  );
 }

@@ -6,19 +6,18 @@ import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.opt
 import { createPaymentEventContext, type PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
-import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
 import { reportRenewalProblem } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
-import { PaymentsInbox } from '../transactional/payments-inbox.js';
 import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
 import { retryReleaseLater } from '../../core/claim-release.retry.js';
-import { aggregate, deliveryLine, describe, dispatchRecorded, whereOf, type HandlerRun } from './dispatch-summary.js';
-import { forgetQuietly, withOccurrence } from './terminal-occurrence.js';
+import { aggregate, deliveryLine, describe, whereOf, type HandlerRun } from './dispatch-summary.js';
+import { withOccurrence } from './terminal-occurrence.js';
 import { HandlerClaims } from './handler-claims.js';
-import { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
+import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
+import { DispatchHooks } from './dispatch-hooks.js';
 import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 
@@ -35,6 +34,9 @@ export type {
  * keys in the `IdempotencyStore` (`HandlerClaims`: the event id, and an intent state's occurrence),
  * runs the handler only if it got them, and completes (success) or releases (failure) them. Handlers
  * of one event run concurrently and in isolation. Used inline by the controller and by the queue worker.
+ *
+ * Plug-ins (`PaymentsDispatchPlugin`: the transactional inbox, reconciliation, the delivery listener)
+ * contribute hooks around a handler run and after a dispatch; the dispatcher imports none of them.
  */
 @Injectable()
 export class PaymentEventsDispatcher {
@@ -45,7 +47,8 @@ export class PaymentEventsDispatcher {
     now: () => this.runtime.now(),
   });
   private readonly leaseMs: number;
-  private readonly listener: PaymentDeliveryListener | undefined;
+  /** The plug-ins' hooks: around a handler run (the inbox), after a dispatch (reconciliation, the listener). */
+  private readonly hooks: DispatchHooks;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
   /** Terminal states (`webhooks.reconcile.terminalStates` or the defaults): their occurrence stays claimed. */
@@ -60,12 +63,11 @@ export class PaymentEventsDispatcher {
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
     @Inject(PAYMENTS_CLIENT) private readonly client: PaymentIntentsRetriever,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
-    @Optional() @Inject(PaymentsInbox) private readonly inbox?: PaymentsInbox,
-    @Optional() @Inject(IntentWatchStore) private readonly watchList?: IntentWatchStore,
+    @Optional() @Inject(PAYMENTS_DISPATCH_PLUGINS) plugins: readonly PaymentsDispatchPlugin[] = [],
   ) {
     this.logger = webhooksLogger(webhooks);
     this.leaseMs = webhooks.claimTtlSeconds * 1000;
-    this.listener = webhooks.deliveryListener;
+    this.hooks = new DispatchHooks(plugins, this.logger);
     this.logDeliveries = webhooks.logDeliveries === true;
     this.terminalStates = webhooks.reconcile?.terminalStates ?? DEFAULT_TERMINAL_STATES;
     this.claims = new HandlerClaims(
@@ -91,12 +93,8 @@ export class PaymentEventsDispatcher {
       if (this.logDeliveries)
         this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
       else this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
-      if (this.listener)
-        dispatchRecorded(
-          this.listener,
-          { event, meta, outcome: 'unhandled', results: [], finishedAt: this.runtime.now() },
-          this.logger,
-        );
+      if (this.hooks.listening)
+        this.hooks.afterDispatch({ event, meta, outcome: 'unhandled', results: [], finishedAt: this.runtime.now() });
       return { outcome: 'unhandled', handlers: [] };
     }
     // One handler (the usual case) runs alone: no Promise.all and its per-element closures.
@@ -111,23 +109,15 @@ export class PaymentEventsDispatcher {
     );
   }
 
-  /** The dispatch's outcome from its handlers' results; logs and notifies the listener. */
+  /** The dispatch's outcome from its handlers' results; logs, and tells the plug-ins' `afterDispatch`. */
   private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
     const outcome = aggregate(results);
-    // A webhook settled a watched intent's terminal state: the reconciler need not retrieve it.
-    if (
-      meta.occurrence?.terminal &&
-      meta.source !== 'reconciliation' &&
-      (outcome === 'handled' || outcome === 'duplicate')
-    ) {
-      forgetQuietly(this.watchList, meta.occurrence.id);
-    }
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
     else if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
     }
-    if (this.listener)
-      dispatchRecorded(this.listener, { event, meta, outcome, results, finishedAt: this.runtime.now() }, this.logger);
+    if (this.hooks.listening)
+      this.hooks.afterDispatch({ event, meta, outcome, results, finishedAt: this.runtime.now() });
     return { outcome, handlers: results };
   }
 
@@ -184,10 +174,12 @@ export class PaymentEventsDispatcher {
 
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
     const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source);
-    // Transactional handlers: the inbox runs them in a PostgreSQL transaction with their completion record.
-    if (this.inbox?.covers(handler)) {
-      const ran = this.renewing(run, claim.token, this.inbox.run(handler, event, ctx, run.key, claim.token));
-      return run.second === undefined ? ran : ran.then((result) => this.afterInbox(run, result));
+    // A plug-in that runs this handler itself (the inbox: in a transaction with its completion record).
+    const runner = this.hooks.runnerOf(handler);
+    if (runner !== undefined) {
+      const running = runner.runHandler!(handler, event, ctx, { key: run.key, token: claim.token });
+      const ran = this.renewing(run, claim.token, running);
+      return run.second === undefined ? ran : ran.then((result) => this.afterRunner(run, result));
     }
     const started = this.runtime.now();
     let returned: unknown;
@@ -225,8 +217,8 @@ export class PaymentEventsDispatcher {
     );
   }
 
-  /** The inbox settled the first key: the second follows (kept or let go after a run, let go otherwise). */
-  private afterInbox(run: HandlerRun, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
+  /** A plug-in settled the first key: the second follows (kept or let go after a run, let go otherwise). */
+  private afterRunner(run: HandlerRun, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
     return settle(
       () => this.claims.settleSecond(run, result.status === 'done' || result.status === 'skipped'),
       () => result,

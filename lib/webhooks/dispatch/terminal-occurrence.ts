@@ -1,5 +1,4 @@
 import type { DispatchMeta } from '../contracts/dispatch-result.types.js';
-import type { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import { intentId } from '../handlers/payment-event.context.js';
@@ -29,18 +28,12 @@ export function withOccurrence(event: PaymentEvent, meta: DispatchMeta, terminal
   const id = intentId((event.data as Record<string, unknown> | null)?.[kind]);
   if (id === undefined) return meta;
   const state = type.slice(kind.length + 1);
-  return { ...meta, occurrence: { key: `${kind}:${id}:${state}`, kind, id, terminal: terminal[kind].has(state) } };
-}
-
-/** Stops watching `id`; a failure only means one more retrieve later (the claim still dedupes it). */
-export function forgetQuietly(watchList: IntentWatchStore | undefined, id: string): void {
-  if (!watchList) return;
-  try {
-    const forgotten = watchList.forget(id);
-    if (forgotten && typeof (forgotten as PromiseLike<void>).then === 'function') {
-      (forgotten as PromiseLike<void>).then(undefined, () => undefined);
-    }
-  } catch {
-    // As above: the reconciler retrieves it once more and finds its claims done.
-  }
+  const occurrence = { key: `${kind}:${id}:${state}`, kind, id, terminal: terminal[kind].has(state) } as const;
+  // Written out rather than spread: this runs for every intent's event.
+  return {
+    receivedAt: meta.receivedAt,
+    deliveryAttempt: meta.deliveryAttempt,
+    source: meta.source,
+    occurrence,
+  };
 }

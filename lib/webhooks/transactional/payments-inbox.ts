@@ -4,6 +4,7 @@ import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runt
 import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import type { DispatchHandlerResult } from '../contracts/dispatch-result.types.js';
+import type { DispatchClaim, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
 import type {
   PaymentEventHandlerRegistration,
@@ -68,7 +69,9 @@ const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
  * next redelivery a transaction: the inbox row is the proof.
  */
 @Injectable()
-export class PaymentsInbox implements OnModuleInit {
+export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
+  readonly name = 'inbox';
+
   private readonly logger: Logger;
   private readonly options: ResolvedPaymentsTransactionsOptions | undefined;
   private readonly retentionMs: number;
@@ -124,6 +127,21 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     if (this.options === undefined) return false;
     const declared = handler.options?.transactional;
     return declared ?? this.options.handlers === 'all';
+  }
+
+  /** The dispatcher's hook around a handler run: the handlers the inbox covers. */
+  runsHandler(handler: PaymentEventHandlerRegistration): boolean {
+    return this.covers(handler);
+  }
+
+  /** The dispatcher's hook around a handler run: `run` under the claim the dispatcher got. */
+  runHandler(
+    handler: PaymentEventHandlerRegistration,
+    event: PaymentEvent,
+    ctx: PaymentEventContext,
+    claim: DispatchClaim,
+  ): Promise<DispatchHandlerResult> {
+    return this.run(handler, event, ctx, claim.key, claim.token);
   }
 
   /**

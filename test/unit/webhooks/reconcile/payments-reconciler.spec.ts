@@ -22,6 +22,7 @@ import { validatePaymentsOptions } from '../../../../lib/payments-options.valida
 import { createPaymentEvent } from '../../../../lib/testing/index.js';
 import { CapturingLogger } from '../../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../../fixtures/webhooks/webhook-app.fixture.js';
+import { dispatchPluginsOf } from '../../../../lib/webhooks/payments-webhooks.plugins.js';
 
 /*
  * The reconciler (issue 24): intents whose terminal webhook never came are retrieved on a cadence and
@@ -88,8 +89,7 @@ describe('PaymentsReconciler', () => {
       runtime,
       service,
       undefined,
-      undefined,
-      watchList,
+      dispatchPluginsOf(webhooks, { watchList }),
     );
     return new PaymentsReconciler(webhooks, watchList, dispatcher, service, runtime);
   };
