@@ -60,38 +60,63 @@ export class HandlerClaims {
    * then recorded done too). Rejects when the store does.
    */
   claim(run: HandlerRun): Pending<IdempotencyClaim> {
-    const { leaseMs } = this.options;
+    // Written without settle(): a store that answers at once (memory) allocates no closure here.
+    let first: Pending<IdempotencyClaim>;
+    try {
+      first = this.store.claim(run.key, this.options.leaseMs);
+    } catch (error) {
+      return new PendingRejection<IdempotencyClaim>(error);
+    }
+    if (run.second === undefined || first instanceof PendingRejection) return first;
+    return isPromiseLike(first) ? first.then((claim) => this.claimSecond(run, claim)) : this.claimSecond(run, first);
+  }
+
+  /** After the first key's claim: the second one, when the first was claimed. */
+  private claimSecond(run: HandlerRun, first: IdempotencyClaim): Pending<IdempotencyClaim> {
+    if (first.status !== 'claimed') return first;
+    let claim: Pending<IdempotencyClaim>;
+    try {
+      claim = this.store.claim(run.second!.key, this.options.leaseMs);
+    } catch (error) {
+      return this.secondFailed(run, first, error);
+    }
+    if (claim instanceof PendingRejection) return this.secondFailed(run, first, claim.error);
+    return isPromiseLike(claim)
+      ? claim.then(
+          (second) => this.bothClaimed(run, first, second),
+          (error: unknown) => this.secondFailed(run, first, error),
+        )
+      : this.bothClaimed(run, first, claim);
+  }
+
+  private bothClaimed(
+    run: HandlerRun,
+    first: IdempotencyClaim & { status: 'claimed' },
+    claim: IdempotencyClaim,
+  ): Pending<IdempotencyClaim> {
+    if (claim.status === 'claimed') {
+      run.second!.token = claim.token;
+      return claim.attempt > first.attempt ? { ...first, attempt: claim.attempt } : first;
+    }
+    if (claim.status === 'busy') {
+      this.releaseQuietly(run, run.key, first.token);
+      return claim;
+    }
+    // Done under the other key: recorded under this one too (the reconciler reads the occurrence).
     return settle(
-      () => this.store.claim(run.key, leaseMs),
-      (first): Pending<IdempotencyClaim> => {
-        const second = run.second;
-        if (second === undefined || first.status !== 'claimed') return first;
-        return settle(
-          () => this.store.claim(second.key, leaseMs),
-          (claim): Pending<IdempotencyClaim> => {
-            if (claim.status === 'claimed') {
-              second.token = claim.token;
-              return { ...first, attempt: Math.max(first.attempt, claim.attempt) };
-            }
-            if (claim.status === 'busy') {
-              this.releaseQuietly(run, run.key, first.token);
-              return claim;
-            }
-            // Done under the other key: recorded under this one too (the reconciler reads the occurrence).
-            return settle(
-              () => this.store.complete(run.key, first.token, this.options.retentionMs),
-              () => DONE,
-              (error) => new PendingRejection<IdempotencyClaim>(error),
-            );
-          },
-          (error) => {
-            this.releaseQuietly(run, run.key, first.token);
-            return new PendingRejection<IdempotencyClaim>(error);
-          },
-        );
-      },
+      () => this.store.complete(run.key, first.token, this.options.retentionMs),
+      () => DONE,
       (error) => new PendingRejection<IdempotencyClaim>(error),
     );
+  }
+
+  private secondFailed(
+    run: HandlerRun,
+    first: IdempotencyClaim & { status: 'claimed' },
+    error: unknown,
+  ): PendingRejection<IdempotencyClaim> {
+    this.releaseQuietly(run, run.key, first.token);
+    return new PendingRejection<IdempotencyClaim>(error);
   }
 
   /** After a successful run: every key recorded (a value when the store answered at once). */
