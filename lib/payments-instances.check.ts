@@ -16,7 +16,7 @@ export function checkPaymentsInstances(
       throw new PaymentsConfigurationError(
         'webhooks',
         `of instance '${me.name}' registers a route while PaymentsWebhooksModule registers a receiver for it too`,
-        'pass webhooks: false to PaymentsModule (forRootAsync: webhooksPath: false) when the receiver is registered with PaymentsWebhooksModule',
+        'pass webhooks: false to PaymentsModule (forRootAsync: receiver: false) when the receiver is registered with PaymentsWebhooksModule',
       );
     }
     if (other.name === me.name && other.kind === 'module') {
@@ -32,7 +32,7 @@ export function checkPaymentsInstances(
       throw new PaymentsConfigurationError(
         'webhooks.path',
         `'${me.path}' is the route of two instances ('${other.name}' and '${me.name}')`,
-        `give each instance its own route, e.g. webhooks: { path: 'payments/webhooks/${me.name}' } (forRootAsync: webhooksPath)`,
+        `give each instance its own route, e.g. webhooks: { path: 'payments/webhooks/${me.name}' } (forRootAsync: receiver: { path })`,
       );
     }
     // Express matches routes case-insensitively (and a proxy in front may too): routes that differ only
@@ -41,7 +41,7 @@ export function checkPaymentsInstances(
       throw new PaymentsConfigurationError(
         'webhooks.path',
         `'${me.path}' (instance '${me.name}') and '${other.path}' (instance '${other.name}') differ only in letter case: Express matches routes case-insensitively, so one route would receive the other's deliveries`,
-        `give each instance its own route, e.g. webhooks: { path: '${me.path.toLowerCase()}/${isDefaultPaymentsInstance(me.name) ? other.name : me.name}' } (forRootAsync: webhooksPath)`,
+        `give each instance its own route, e.g. webhooks: { path: '${me.path.toLowerCase()}/${isDefaultPaymentsInstance(me.name) ? other.name : me.name}' } (forRootAsync: receiver: { path })`,
       );
     }
     if (me.queue !== undefined && other.queue === me.queue) {

@@ -1,13 +1,32 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 
+/** The structure of a receiver declared in `forRootAsync({ receiver })`, known before any factory runs. */
+export interface PaymentsReceiverStructure {
+  /** The route. Default 'payments/webhooks'. */
+  path?: string;
+  /** `'inline'` (default): handlers run before the answer; `'queue'`: the factory's `webhooks.processing.queue`. */
+  processing?: 'inline' | 'queue';
+  /** With `processing: 'queue'`: whether this process runs a worker. Default: the factory's `processing.queue.worker`. */
+  worker?: boolean;
+}
+
 /** Static extras of `forRoot` / `forRootAsync`, known before any factory runs. */
 export interface PaymentsModuleExtras {
   /** Register the module globally. Default true. */
   isGlobal?: boolean;
   /**
-   * `forRootAsync` only: the webhook route, which Nest must know before the options factory runs.
-   * Default 'payments/webhooks'; `false` registers no route. `forRoot` reads `webhooks.path` instead.
+   * `forRootAsync` only: the receiver's structure, which Nest must know before the options factory
+   * runs (as `PaymentsWebhooksModule.registerAsync` declares it): `{ path, processing, worker }`
+   * (each optional: 'payments/webhooks', `'inline'`, a worker), or `false` for no receiver (the factory
+   * then need not return `webhooks` at all; register it with `PaymentsWebhooksModule` or not at all).
+   * The factory returns the values (`webhooks: { verifier, store, ... }`); a factory that names another
+   * route or processing fails the boot. `forRoot` reads all of it from `webhooks`.
+   */
+  receiver?: false | PaymentsReceiverStructure;
+  /**
+   * @deprecated since 0.2: use `receiver: { path }` (or `receiver: false`). Kept for one minor version;
+   * giving both fails the boot.
    */
   webhooksPath?: string | false;
   /**
@@ -18,9 +37,9 @@ export interface PaymentsModuleExtras {
    */
   name?: string;
   /**
-   * `forRootAsync` only: whether `webhooks.processing` will be `'inline'` or `{ queue }`, so that the
-   * queue part is registered only when used. When omitted, both are registered and the factory's
-   * options decide (as before). `forRoot` reads `webhooks.processing` instead.
+   * @deprecated since 0.2: use `receiver: { processing }`. Kept for one minor version; giving both
+   * fails the boot. (Without either, both the inline and the queue parts are registered and the
+   * factory's options pick one: also deprecated; declare `receiver: { processing }`.)
    */
   webhooksProcessing?: 'inline' | 'queue';
 }
@@ -34,7 +53,7 @@ export const {
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
   .setExtras<PaymentsModuleExtras>(
-    { isGlobal: true, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined },
+    { isGlobal: true, receiver: undefined, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined },
     (definition, extras) => ({
       ...definition,
       global: extras.isGlobal !== false,

@@ -1,13 +1,11 @@
 import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
-import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
 import {
   getPaymentsInstanceContextToken,
   isDefaultPaymentsInstance,
   PAYMENTS_INSTANCE_NAME,
   PAYMENTS_INSTANCE_DESCRIPTOR,
-  PAYMENTS_INSTANCE_NAME_PATTERN,
   type PaymentsInstanceContext,
   type PaymentsInstanceDescriptor,
 } from './core/payments.instance.js';
@@ -22,13 +20,18 @@ import {
 } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
+import {
+  checkShape,
+  instanceNameOf,
+  receiverStructureOf,
+  type PaymentsInstanceShape,
+} from './payments-module.structure.js';
 import { checkPaymentsInstances } from './payments-instances.check.js';
 import {
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
   PAYMENTS_WEBHOOKS_PATH,
 } from './webhooks/contracts/payments-webhooks.constants.js';
 import {
-  checkWebhooksRoute,
   createPaymentsReceiverPart,
   normaliseWebhooksPath,
   webhooksPathOf,
@@ -37,14 +40,6 @@ import {
   quietWebhookClientGoneOnFastify,
   type FastifyRouteHookHost,
 } from './webhooks/http/fastify-client-gone.hook.js';
-
-/** What the structure of one instance depends on, known before any options factory runs. */
-interface PaymentsInstanceShape {
-  name: string;
-  path: string | false;
-  queued: boolean | undefined;
-  worker?: boolean;
-}
 
 /**
  * The payments module: the API client (`PaymentsService`) and, unless `webhooks: false`, the webhook
@@ -90,26 +85,20 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 
   /**
-   * `forRootAsync`: the route must be known before the factory runs, so it is the static
-   * `webhooksPath` (default 'payments/webhooks'; `false` registers none). The boot fails if the
-   * factory's `webhooks.path` names another one; if the factory returns `webhooks: false` while a
-   * route is registered, that route answers 404. `name` (static) makes it a named instance;
-   * `webhooksProcessing` (static) registers the queue part only when it is `'queue'`.
+   * `forRootAsync`: the receiver's structure must be known before the factory runs, so it is the static
+   * `receiver` (`{ path, processing, worker }`, default route 'payments/webhooks'; `false` registers
+   * none, and the factory may then omit `webhooks`). The boot fails if the factory's `webhooks.path` or
+   * `processing` says otherwise; if the factory returns `webhooks: false` while a route is registered,
+   * that route answers 404. `name` (static) makes it a named instance.
    */
   static override forRootAsync(options: typeof PAYMENTS_ASYNC_OPTIONS_TYPE): DynamicModule {
-    const path = options.webhooksPath === false ? false : normaliseWebhooksPath(options.webhooksPath);
-    const processing = options.webhooksProcessing;
-    if (processing !== undefined && processing !== 'inline' && processing !== 'queue') {
-      throw new PaymentsConfigurationError(
-        'webhooksProcessing',
-        "must be 'inline' or 'queue'",
-        "pass 'queue' when the factory returns processing: { queue }, 'inline' or nothing otherwise",
-      );
-    }
+    const receiver = receiverStructureOf(options);
     return compose(super.forRootAsync(options), {
       name: instanceNameOf(options.name),
-      path,
-      queued: processing === undefined ? undefined : processing === 'queue',
+      path: receiver === false ? false : normaliseWebhooksPath(receiver.path),
+      queued: receiver === false || receiver.processing === undefined ? undefined : receiver.processing === 'queue',
+      worker: receiver === false ? undefined : receiver.worker,
+      legacy: options.receiver === undefined,
     });
   }
 
@@ -170,22 +159,17 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 }
 
-function instanceNameOf(name: unknown): string {
-  if (name === undefined) return DEFAULT_PAYMENTS_INSTANCE;
-  if (typeof name !== 'string' || !PAYMENTS_INSTANCE_NAME_PATTERN.test(name)) {
-    throw new PaymentsConfigurationError(
-      'name',
-      'must be 1 to 64 letters, digits, "-" or "_", starting with a letter or a digit',
-      "pass a short name such as 'eu' or 'live', or omit it for the default instance",
-    );
-  }
-  return name;
-}
-
 /** Adds the parts of one instance to the definition `ConfigurableModuleBuilder` made. */
 function compose(definition: DynamicModule, shape: PaymentsInstanceShape): DynamicModule {
   const { name, path } = shape;
-  const resolve = (raw: PaymentsModuleOptions) => resolvePaymentsOptions(raw, name);
+  // A receiver declared absent (`receiver: false`) need not be said absent again by the factory.
+  const resolve = (raw: PaymentsModuleOptions) =>
+    resolvePaymentsOptions(
+      path === false && !shape.legacy && typeof raw === 'object' && raw !== null && raw.webhooks === undefined
+        ? { ...raw, webhooks: false }
+        : raw,
+      name,
+    );
   const client = createPaymentsClientPart(name, [PAYMENTS_MODULE_OPTIONS], resolve);
   const receiver =
     path === false
@@ -246,23 +230,4 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       ...(receiver ? receiver.exports : []),
     ],
   };
-}
-
-/** Fails the boot when the factory's options ask for another structure than the static one. */
-function checkShape(shape: PaymentsInstanceShape, raw: PaymentsModuleOptions, queued: boolean): void {
-  checkWebhooksRoute(shape.path, raw);
-  if (shape.path === false && raw.webhooks) {
-    throw new PaymentsConfigurationError(
-      'webhooksPath',
-      'is false (no route), but the options factory configures webhooks',
-      "pass PaymentsModule.forRootAsync({ webhooksPath: 'payments/webhooks', ... }) to receive them (routes are registered before the factory runs), or return webhooks: false",
-    );
-  }
-  if (shape.queued !== undefined && shape.queued !== queued && shape.path !== false) {
-    throw new PaymentsConfigurationError(
-      'webhooksProcessing',
-      `is '${shape.queued ? 'queue' : 'inline'}', but the options factory sets processing '${queued ? 'queue' : 'inline'}'`,
-      `pass PaymentsModule.forRootAsync({ webhooksProcessing: '${queued ? 'queue' : 'inline'}', ... }) or omit it`,
-    );
-  }
 }

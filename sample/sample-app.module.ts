@@ -57,7 +57,7 @@ export class SampleAppModule {
           imports: [SampleWebhooksModule],
           inject: [ConfigService, WebhookSecretsHolder, PaymentDeliveryJournal],
           // Nest must know the route before the factory runs; the factory repeats it.
-          webhooksPath: SAMPLE_WEBHOOKS_PATH,
+          receiver: { path: SAMPLE_WEBHOOKS_PATH },
           useFactory: (
             config: ConfigService,
             secrets: WebhookSecretsHolder,

@@ -78,7 +78,7 @@ const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal'] as c
  *
  * @example
  * imports: [
- *   PaymentsModule.forRootAsync({ inject: [ConfigService], useFactory: (c) => ({ ...client(c), webhooks: false }), webhooksPath: false }),
+ *   PaymentsModule.forRootAsync({ inject: [ConfigService], receiver: false, useFactory: (c) => client(c) }),
  *   PaymentsWebhooksModule.registerAsync({
  *     path: 'payments/webhooks',
  *     inject: [ConfigService],

@@ -60,9 +60,14 @@ export function webhooksPathOf(options: { webhooks?: false | PaymentsWebhooksOpt
 
 /**
  * Routes are registered before an async options factory runs, so `forRootAsync` takes the path as the
- * static `webhooksPath`. This fails the boot when the factory's options ask for another path.
+ * static `receiver: { path }` (or the deprecated `webhooksPath`, named `option` in the errors). This fails
+ * the boot when the factory's options ask for another path.
  */
-export function checkWebhooksRoute(staticPath: string | false, raw: { webhooks?: unknown }): true {
+export function checkWebhooksRoute(
+  staticPath: string | false,
+  raw: { webhooks?: unknown },
+  option: 'receiver.path' | 'webhooksPath' = 'receiver.path',
+): true {
   const webhooks = (raw as { webhooks?: unknown }).webhooks;
   if (typeof webhooks !== 'object' || webhooks === null) return true;
   const requested = (webhooks as { path?: unknown }).path;
@@ -70,16 +75,16 @@ export function checkWebhooksRoute(staticPath: string | false, raw: { webhooks?:
   const path = normaliseWebhooksPath(requested);
   if (staticPath === false) {
     throw new PaymentsConfigurationError(
-      'webhooksPath',
+      option === 'webhooksPath' ? option : 'receiver',
       `is false (no route), but the options factory sets webhooks.path '${path}'`,
-      `pass PaymentsModule.forRootAsync({ webhooksPath: '${path}', ... }): routes are registered before the factory runs`,
+      `pass PaymentsModule.forRootAsync({ receiver: { path: '${path}' }, ... }): routes are registered before the factory runs`,
     );
   }
   if (path !== staticPath) {
     throw new PaymentsConfigurationError(
-      'webhooksPath',
+      option,
       `is '${staticPath}', but the options factory sets webhooks.path '${path}'`,
-      `pass PaymentsModule.forRootAsync({ webhooksPath: '${path}', ... }) (routes are registered before the factory runs), or drop webhooks.path from the factory`,
+      `pass PaymentsModule.forRootAsync({ receiver: { path: '${path}' }, ... }) (routes are registered before the factory runs), or drop webhooks.path from the factory`,
     );
   }
   return true;

@@ -11,7 +11,7 @@ import type { WebhookVerifier } from './webhook-verifier.interface.js';
 export type PaymentsProcessingOptions = 'inline' | { queue: PaymentsQueueOptions };
 
 export interface PaymentsWebhooksOptions {
-  /** Route of the receiver. Default 'payments/webhooks'. With `forRootAsync`, also pass it as the static `webhooksPath`. */
+  /** Route of the receiver. Default 'payments/webhooks'. With `forRootAsync`, declare it in the static `receiver: { path }`. */
   path?: string;
   /** REQUIRED: the reference shows no signature scheme, so there is no default. */
   verifier: WebhookVerifier;

@@ -103,7 +103,7 @@ export class WebhookDeliveryChecks implements CanActivate {
     const receivedAt = new Date(this.runtime.now());
     const webhooks = this.webhooks;
     if (webhooks.disabled) {
-      // The route exists (static `webhooksPath`) but the options factory turned webhooks off.
+      // The route exists (static `receiver`) but the options factory turned webhooks off.
       this.reject(404, 'webhooks_disabled', 'webhooks are disabled by the module options');
     }
 

@@ -39,7 +39,7 @@ const COMPLETED_JOBS_KEPT = 100_000;
  * (unless `worker: false`), which starts on bootstrap and stops before shutdown. Exhausted jobs stay
  * in the failed set. Completed jobs are kept for `retentionSeconds` (at most 100000 of them).
  *
- * Only when `forRootAsync` leaves the processing mode to its factory (no static `webhooksProcessing`)
+ * Only when `forRootAsync` leaves the processing mode to its factory (no static `receiver: { processing }`, deprecated)
  * and the factory chose inline does it exist without a queue: its methods then reject with a
  * `PaymentsConfigurationError`.
  */
