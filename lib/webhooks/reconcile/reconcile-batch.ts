@@ -1,0 +1,65 @@
+import type { PaymentsRuntime } from '../../core/payments.runtime.js';
+import type { WatchedIntent } from '../contracts/intent-watch-store.interface.js';
+import type { KeptLease, ReconcileSweepResult } from './reconcile-sweep.js';
+import type { CheckOutcome } from './watched-intent.check.js';
+
+/** Unanswered retrieves (network, timeout, 401/403) in a row after which a sweep stops until the next one. */
+export const MAX_UNANSWERED_IN_A_ROW = 3;
+
+/**
+ * The pace of one instance's retrieves, kept across its sweeps: one started at most every `gapMs`
+ * (`maxRetrievesPerSecond`), at most `concurrency` in flight.
+ */
+export interface RetrievePacing {
+  readonly gapMs: number;
+  readonly concurrency: number;
+  /** Earliest start of the next retrieve (ms, the runtime's clock). */
+  nextStartAt: number;
+}
+
+/**
+ * Checks one batch of due intents: each started on the pace, up to `concurrency` at once, the lease
+ * confirmed before each start. A reason to stop (a 429, the store failing, the lease lost, or
+ * `MAX_UNANSWERED_IN_A_ROW` unanswered answers in a row, in the order they came) starts no more; the
+ * checks in flight end as they would have (each reschedules its own intent). Resolves once every
+ * started check has ended: the next batch never overlaps this one, so one intent is never checked
+ * twice at once by this process.
+ */
+export async function checkBatch(
+  due: readonly WatchedIntent[],
+  pacing: RetrievePacing,
+  runtime: Pick<PaymentsRuntime, 'now' | 'sleep'>,
+  lease: Pick<KeptLease, 'held'>,
+  check: (intent: WatchedIntent) => Promise<CheckOutcome>,
+): Promise<ReconcileSweepResult['stopped']> {
+  const inFlight = new Set<Promise<void>>();
+  let stopped: ReconcileSweepResult['stopped'];
+  let unanswered = 0;
+  const settle = (outcome: CheckOutcome): void => {
+    unanswered = outcome === 'unanswered' ? unanswered + 1 : 0;
+    // The service (or the network) is down, or rate-limits: each intent tried is rescheduled on its
+    // own cadence; the rest wait for the next sweep rather than hammering it.
+    const stop =
+      outcome === 'unanswered' ? (unanswered >= MAX_UNANSWERED_IN_A_ROW ? 'unavailable' : undefined) : outcome;
+    stopped ??= stop;
+  };
+  for (const intent of due) {
+    while (inFlight.size >= pacing.concurrency && stopped === undefined) await Promise.race(inFlight);
+    if (stopped !== undefined) break;
+    const wait = pacing.nextStartAt - runtime.now();
+    if (wait > 0) await runtime.sleep(wait);
+    if (stopped !== undefined) break;
+    // Another instance may sweep once this one's lease is gone: stop rather than check twice.
+    if (!(await lease.held())) {
+      stopped = 'lease_lost';
+      break;
+    }
+    pacing.nextStartAt = runtime.now() + pacing.gapMs;
+    const running: Promise<void> = check(intent)
+      .then(settle)
+      .finally(() => inFlight.delete(running));
+    inFlight.add(running);
+  }
+  await Promise.all(inFlight);
+  return stopped;
+}
