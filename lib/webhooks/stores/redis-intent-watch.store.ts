@@ -5,7 +5,7 @@ import type { RedisScriptClient } from './redis-idempotency.store.js';
 // instance): one slot, so the scripts run on a Redis Cluster too. KEYS: due (checked at least once),
 // intents (hash), fresh (never checked yet: read first, so a new intent never waits behind a backlog).
 const WATCH = `local added = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
-if added == 1 then redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1]) end
+if added == 1 then redis.call('ZADD', ARGV[4] == '0' and KEYS[3] or KEYS[1], ARGV[2], ARGV[1]) end
 return added`;
 // Fresh first, then the rest, each in due order; a member without data (forgotten by a release that knew
 // only the due set) is dropped on the way.
@@ -69,7 +69,17 @@ export class RedisIntentWatchStore implements IntentWatchStore {
 
   async watch(intent: WatchedIntent): Promise<void> {
     const data = JSON.stringify({ kind: intent.kind, createdAt: intent.createdAt, checks: intent.checks });
-    await this.redis.eval(WATCH, 3, this.#due, this.#data, this.#fresh, intent.id, intent.nextCheckAt, data);
+    await this.redis.eval(
+      WATCH,
+      3,
+      this.#due,
+      this.#data,
+      this.#fresh,
+      intent.id,
+      intent.nextCheckAt,
+      data,
+      intent.checks,
+    );
   }
 
   async due(now: number, limit: number): Promise<WatchedIntent[]> {
