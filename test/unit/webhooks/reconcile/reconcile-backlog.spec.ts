@@ -16,8 +16,12 @@ import { fixtureOptions } from '../../../fixtures/webhooks/webhook-app.fixture.j
 describe('PaymentsReconciler under a backlog', () => {
   beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
   const start = Date.parse('2026-11-26T00:00:00Z');
-  beforeEach(() => jest.useFakeTimers({ now: start, doNotFake: ['nextTick', 'queueMicrotask'] }));
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers({ now: start, doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   /** Answers every retrieve 'processing' after 300 ms, noting when each intent was retrieved. */
   const service = () => {

@@ -45,8 +45,12 @@ async function run<T>(work: Promise<T>, ms = 600_000): Promise<T> {
 
 describe('checkBatch', () => {
   const start = Date.parse('2026-11-26T00:00:00Z');
-  beforeEach(() => jest.useFakeTimers({ now: start, doNotFake: ['nextTick', 'queueMicrotask'] }));
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers({ now: start, doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
   const pacing = (perSecond: number, concurrency: number): RetrievePacing => ({
     gapMs: 1000 / perSecond,
     concurrency,
