@@ -11,7 +11,7 @@ export interface MemoryIntentWatchStoreOptions {
   /** Clock in ms since the epoch (a `PaymentsRuntime` fits). Default `Date.now`. */
   now?: PaymentsClock;
   /**
-   * Most intents watched at once (default 100000, about 30 MB): beyond it `watch` rejects with an error
+   * Most intents watched at once (default 100000, about 25 MB): beyond it `watch` rejects with an error
    * naming this option, the create still succeeds and only that intent's webhook settles it.
    */
   maxIntents?: number;
