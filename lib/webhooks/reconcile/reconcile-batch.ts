@@ -7,8 +7,9 @@ import type { CheckOutcome } from './watched-intent.check.js';
 export const MAX_UNANSWERED_IN_A_ROW = 3;
 
 /**
- * The pace of one instance's retrieves, kept across its sweeps: one started at most every `gapMs`
- * (`maxRetrievesPerSecond`), at most `concurrency` in flight.
+ * The pace of one instance's retrieves, kept across its sweeps: one started every `gapMs`
+ * (`maxRetrievesPerSecond`) at most on average, never two closer than half of it, at most
+ * `concurrency` in flight.
  */
 export interface RetrievePacing {
   readonly gapMs: number;
@@ -54,7 +55,10 @@ export async function checkBatch(
       stopped = 'lease_lost';
       break;
     }
-    pacing.nextStartAt = runtime.now() + pacing.gapMs;
+    // On the grid of the rate: a timer that fired a little late does not slow every later start (the
+    // rate holds on a loaded machine); after a pause the grid starts again from now (no burst).
+    const now = runtime.now();
+    pacing.nextStartAt = (now - pacing.nextStartAt <= pacing.gapMs / 2 ? pacing.nextStartAt : now) + pacing.gapMs;
     const running: Promise<void> = check(intent)
       .then(settle)
       .finally(() => inFlight.delete(running));

@@ -80,6 +80,16 @@ describe('checkBatch', () => {
     expect(seen.starts.map((s) => s.at - start)).toEqual([0, 100, 200, 3000, 3100, 3200, 6000, 6100, 6200]);
   });
 
+  it('holds the rate when timers fire late (a loaded machine): starts stay on the grid, never closer than half a gap', async () => {
+    const late = { now: runtime.now, sleep: (ms: number) => runtime.sleep(ms + 30) };
+    const { seen, check } = checker(() => 10);
+    await run(checkBatch(intents(21), pacing(5, 5), late, held, check));
+    const at = seen.starts.map((s) => s.at - start);
+    expect(at[20]).toBeLessThanOrEqual(20 * 200 + 30); // not 20 x 230
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(100);
+  });
+
   it('carries the pace over to the next batch: its first retrieve waits out the gap', async () => {
     const shared = pacing(2, 4);
     const { seen, check } = checker(() => 10);
