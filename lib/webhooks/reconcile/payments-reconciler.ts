@@ -36,6 +36,9 @@ import {
 
 export type { ReconcileClient, ReconcileSweepResult } from './reconcile-sweep.js';
 
+/** Starts between two looks for new intents due mid-batch (fewer in a small batch). */
+const FRESH_PEEK_EVERY = 10;
+
 /** Which instance uses each watch list in this process: one list, one instance. */
 const WATCH_LIST_OWNERS = new WeakMap<IntentWatchStore, string>();
 
@@ -205,12 +208,14 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.batchWasFull = due.length >= batchSize;
     const lease = keepLease(this.store, this.owner, leaseMs, () => this.runtime.now());
     try {
-      const stopped = await checkBatch(due, this.pacing!, this.runtime, lease, (intent) =>
+      const check = (intent: WatchedIntent) =>
         this.checker!.check(intent, result).catch((error: unknown) => {
           this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
           return 'store_unavailable' as const;
-        }),
-      );
+        });
+      const every = Math.min(FRESH_PEEK_EVERY, Math.ceil(batchSize / 2));
+      const fresh = { every, peek: async () => this.store.due(this.runtime.now(), every) };
+      const stopped = await checkBatch(due, this.pacing!, this.runtime, lease, check, fresh);
       if (stopped) {
         result.stopped = stopped;
         this.batchWasFull = false;

@@ -19,12 +19,25 @@ export interface RetrievePacing {
 }
 
 /**
+ * New intents that became due while a batch runs: `peek` answers the list's first due intents
+ * (never-checked first); those never checked and not in the batch are checked next, in place of the
+ * batch's last ones (which stay due for the next batch).
+ */
+export interface FreshPeek {
+  peek(): Promise<readonly WatchedIntent[]>;
+  /** Starts between two peeks. */
+  every: number;
+}
+
+/**
  * Checks one batch of due intents: each started on the pace, up to `concurrency` at once, the lease
- * confirmed before each start. A reason to stop (a 429, the store failing, the lease lost, or
+ * confirmed before each start, at most `due.length` in all. Every `fresh.every` starts, intents due
+ * for their first check since the batch was read go next, so a new intent waits a few starts, not a
+ * whole batch of the backlog. A reason to stop (a 429, the store failing, the lease lost, or
  * `MAX_UNANSWERED_IN_A_ROW` unanswered answers in a row, in the order they came) starts no more; the
  * checks in flight end as they would have (each reschedules its own intent). Resolves once every
- * started check has ended: the next batch never overlaps this one, so one intent is never checked
- * twice at once by this process.
+ * started check has ended: the next batch never overlaps this one, and an intent is in a batch once,
+ * so one intent is never checked twice at once by this process.
  */
 export async function checkBatch(
   due: readonly WatchedIntent[],
@@ -32,7 +45,11 @@ export async function checkBatch(
   runtime: Pick<PaymentsRuntime, 'now' | 'sleep'>,
   lease: Pick<KeptLease, 'held'>,
   check: (intent: WatchedIntent) => Promise<CheckOutcome>,
+  fresh?: FreshPeek,
 ): Promise<ReconcileSweepResult['stopped']> {
+  const queue = [...due];
+  const inBatch = new Set(due.map((intent) => intent.id));
+  let started = 0;
   const inFlight = new Set<Promise<void>>();
   let stopped: ReconcileSweepResult['stopped'];
   let unanswered = 0;
@@ -44,7 +61,15 @@ export async function checkBatch(
       outcome === 'unanswered' ? (unanswered >= MAX_UNANSWERED_IN_A_ROW ? 'unavailable' : undefined) : outcome;
     stopped ??= stop;
   };
-  for (const intent of due) {
+  while (started < due.length && queue.length > 0) {
+    if (fresh && started > 0 && started % fresh.every === 0) {
+      // A failed peek changes nothing: the next batch reads the list again.
+      const peeked = await fresh.peek().catch(() => []);
+      const added = peeked.filter((intent) => intent.checks === 0 && !inBatch.has(intent.id));
+      for (const intent of added) inBatch.add(intent.id);
+      queue.unshift(...added);
+    }
+    const intent = queue.shift()!;
     while (inFlight.size >= pacing.concurrency && stopped === undefined) await Promise.race(inFlight);
     if (stopped !== undefined) break;
     const wait = pacing.nextStartAt - runtime.now();
@@ -59,6 +84,7 @@ export async function checkBatch(
     // rate holds on a loaded machine); after a pause the grid starts again from now (no burst).
     const now = runtime.now();
     pacing.nextStartAt = (now - pacing.nextStartAt <= pacing.gapMs / 2 ? pacing.nextStartAt : now) + pacing.gapMs;
+    started++;
     const running: Promise<void> = check(intent)
       .then(settle)
       .finally(() => inFlight.delete(running));

@@ -80,7 +80,7 @@ describe('PaymentsReconciler under a backlog', () => {
     }
   });
 
-  it('checks a new intent in the batch after it is due, ahead of the backlog that was there before it', async () => {
+  it('checks a new intent within a few starts of the running batch, ahead of the backlog that was there before it', async () => {
     const list = new MemoryIntentWatchStore();
     for (let n = 0; n < 1_000; n++) {
       list.watch({ kind: 'payment_intent', id: `old-${n}`, createdAt: start, nextCheckAt: start - 1, checks: 5 });
@@ -95,9 +95,12 @@ describe('PaymentsReconciler under a backlog', () => {
       await jest.advanceTimersByTimeAsync(25_000);
       const first = retrieved.get('7c2f0a8e-4a51-4e0f-9a41-0f3f3c1d2b10');
       expect(first).toBeDefined();
-      // At most the rest of the batch in flight (100 at 10/s = 10 s) before it, not 900 backlog checks.
-      expect(first! - createdAt).toBeLessThanOrEqual(10_500);
-      expect([...retrieved.keys()].indexOf('7c2f0a8e-4a51-4e0f-9a41-0f3f3c1d2b10')).toBe(100);
+      // Looked for every 10 starts (1 s at 10/s) while the batch runs: not behind its 70 other intents,
+      // nor behind the 900 of the backlog.
+      expect(first! - createdAt).toBeLessThanOrEqual(2_000);
+      expect([...retrieved.keys()].indexOf('7c2f0a8e-4a51-4e0f-9a41-0f3f3c1d2b10')).toBeLessThanOrEqual(25);
+      // The batch still checks 100 in all: the backlog intent it displaced waits for the next one.
+      expect(retrieved.size).toBeGreaterThanOrEqual(200);
     } finally {
       await shutDown(reconciler);
     }

@@ -90,6 +90,31 @@ describe('checkBatch', () => {
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(100);
   });
 
+  it("checks an intent that became due for its first check mid-batch next, in place of the batch's last one", async () => {
+    const batch = intents(6);
+    const newcomer: WatchedIntent = { kind: 'payment_intent', id: 'new', createdAt: 0, nextCheckAt: 0, checks: 0 };
+    const peeks: number[] = [];
+    const fresh = {
+      every: 2,
+      // The list's first due intents: the newcomer (once), one already in the batch, one checked before.
+      peek: async () => {
+        peeks.push(Date.now() - start);
+        return peeks.length === 1 ? [newcomer, batch[4]!, { ...batch[5]!, id: 'old', checks: 2 }] : [];
+      },
+    };
+    const { seen, check } = checker(() => 10);
+    await run(checkBatch(batch, pacing(10, 2), runtime, held, check, fresh));
+    expect(seen.starts.map((s) => s.id)).toEqual(['intent-0', 'intent-1', 'new', 'intent-2', 'intent-3', 'intent-4']);
+    expect(peeks).toHaveLength(2); // after 2 and 4 starts
+  });
+
+  it('a peek that fails changes nothing', async () => {
+    const { seen, check } = checker(() => 10);
+    const fresh = { every: 1, peek: () => Promise.reject(new Error('store down')) };
+    expect(await run(checkBatch(intents(3), pacing(10, 2), runtime, held, check, fresh))).toBeUndefined();
+    expect(seen.starts.map((s) => s.id)).toEqual(['intent-0', 'intent-1', 'intent-2']);
+  });
+
   it('carries the pace over to the next batch: its first retrieve waits out the gap', async () => {
     const shared = pacing(2, 4);
     const { seen, check } = checker(() => 10);
