@@ -42,7 +42,7 @@ await renderCharts(
       config: {
         type: 'bar',
         data: { labels: sizes.map(label), datasets: datasets((f) => f.defaults.firstCheckP99S) },
-        title: `First check of a new intent behind the backlog, p99, at the defaults (5/s, batches of 100) (${date})`,
+        title: `First check of a new intent behind the backlog, p99, defaults: 5/s, batch 100 (${date})`,
         yTitle: 'seconds from due to first retrieve',
       },
     },
