@@ -36,6 +36,7 @@ import {
 } from './lib/results-report-issue22.js';
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
+import { mergeReconcile } from './lib/reconcile-results.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
@@ -72,6 +73,7 @@ if (args.render) {
   const growth = readGrowth();
   if (growth) latest.growth = growth;
   mergeEngines(latest);
+  mergeReconcile(latest, benchDir);
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
   writeFileSync(`${benchDir}RESULTS.md`, renderAll(latest, instructions));
   console.log(`Wrote ${latestFile} and ${benchDir}RESULTS.md from the run of ${latest.date}`);
@@ -701,6 +703,7 @@ if (outFile) {
   const instructions = readInstructions();
   if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
   mergeEngines(results);
+  if (results.config.mode !== 'quick') mergeReconcile(results, benchDir);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {

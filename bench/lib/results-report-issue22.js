@@ -171,6 +171,10 @@ export function renderKeys(results) {
     out.push(
       '- scale: `scale.queued.{inlineMemory,redis,cluster}` (`.enqueue.{rps,p50Ms,p99Ms,jobsMissing}`, `.workers.{1,2}.{handledPerS,drain.handledPerS,duplicates,lost}`), `scale.instances.{1,2,3}.{ok2xxPerS,duplicates,redelivery.newHandlerRuns}`',
     );
+  if (results.reconcile)
+    out.push(
+      '- reconcile (bench/reconcile.bench.js, not part of this run): `reconcile.sweepIntentsPerSecond`, `reconcile.firstCheckP99Seconds1M`, `reconcile.bytesPerWatchedIntent.{memory,redis,postgres}`, `reconcile.ceilingIntentsPerSecond.{memory,redis,postgres}`, `reconcile.measuredAt`, `reconcile.largestBacklog`',
+    );
   out.push('');
   return out.join('\n');
 }

@@ -105,7 +105,11 @@ export class SimIntentWatchStore implements IntentWatchStore {
     return this.engine.call(this.alive, 'due', () =>
       [...this.shared.intents.values()]
         .filter((intent) => intent.nextCheckAt <= now)
-        .sort((a, b) => a.nextCheckAt - b.nextCheckAt || (a.id < b.id ? -1 : 1))
+        // Never-checked intents first (the stores' second lane), then the rest, each in due order.
+        .sort(
+          (a, b) =>
+            Number(a.checks > 0) - Number(b.checks > 0) || a.nextCheckAt - b.nextCheckAt || (a.id < b.id ? -1 : 1),
+        )
         .slice(0, limit)
         .map((intent) => ({ ...intent })),
     );

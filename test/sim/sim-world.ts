@@ -43,6 +43,7 @@ const RECONCILE = {
   maxAgeSeconds: 150,
   batchSize: 4,
   maxRetrievesPerSecond: 4,
+  // Up to 4 retrieves in flight (the default, one second's worth): checks of one sweep overlap.
 };
 
 /** The releases a rolling deploy moves between. */
@@ -53,6 +54,7 @@ export const RELEASES = [
     label: 'reconcile on, succeeded only',
     reconcile: { ...RECONCILE, terminalStates: { payment_intent: ['succeeded'] } },
   },
+  { label: 'reconcile on, one retrieve at a time', reconcile: { ...RECONCILE, maxConcurrentRetrieves: 1 } },
   {
     label: 'reconcile on, errored_sale terminal',
     reconcile: { ...RECONCILE, terminalStates: { payment_intent: ['succeeded', 'cancelled', 'errored_sale'] } },

@@ -24,7 +24,11 @@ export interface WatchedIntent {
 export interface IntentWatchStore {
   /** Starts watching `intent` (nothing changes when it is watched already). */
   watch(intent: WatchedIntent): Pending<void>;
-  /** Up to `limit` watched intents due at `now` (`nextCheckAt <= now`), the most overdue first. */
+  /**
+   * Up to `limit` watched intents due at `now` (`nextCheckAt <= now`): those never checked (`checks`
+   * 0) first, then the others, each in due order (so a new intent's first check never waits behind a
+   * backlog). Read from an index: the sweep calls it once per batch, whatever the list's size.
+   */
   due(now: number, limit: number): Pending<WatchedIntent[]>;
   /** Records a check: the next one at `nextCheckAt` (a forgotten intent stays forgotten). */
   reschedule(id: string, nextCheckAt: number, checks: number): Pending<void>;

@@ -31,6 +31,12 @@ export interface PaymentsReconcileOptions {
   /** Most retrieves per second a sweep sends (each one is an API call). Default 5. */
   maxRetrievesPerSecond?: number;
   /**
+   * Most retrieves in flight at once (each started at most `maxRetrievesPerSecond`). Default: one
+   * second's worth, `ceil(maxRetrievesPerSecond)` between 1 and 32, so the rate holds with answers up to a
+   * second slow. 1 checks one intent at a time.
+   */
+  maxConcurrentRetrieves?: number;
+  /**
    * The states after which an intent never changes again. The reference does not show the transitions,
    * so this is yours to set; only these are ever synthesised (a `requires_*` state may recur, never).
    * Default `{ payment_intent: ['succeeded', 'cancelled'], setup_intent: ['succeeded', 'cancelled'] }`.
@@ -50,6 +56,8 @@ export interface ResolvedPaymentsReconcileOptions {
   maxAgeMs: number;
   batchSize: number;
   minRetrieveGapMs: number;
+  /** Most retrieves in flight at once. */
+  maxConcurrentRetrieves: number;
   terminalStates: { payment_intent: ReadonlySet<string>; setup_intent: ReadonlySet<string> };
   watch: 'all' | 'opted-in';
   store: IntentWatchStore | undefined;

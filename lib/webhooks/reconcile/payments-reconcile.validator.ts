@@ -76,6 +76,10 @@ export function resolveReconcileOptions(raw: unknown): ResolvedPaymentsReconcile
     );
   }
   const perSecond = seconds(raw, 'maxRetrievesPerSecond', 5, 0.01);
+  const concurrency = seconds(raw, 'maxConcurrentRetrieves', Math.min(32, Math.max(1, Math.ceil(perSecond))), 1);
+  if (!Number.isInteger(concurrency)) {
+    fail('webhooks.reconcile.maxConcurrentRetrieves', 'must be a whole number >= 1', 'pass e.g. 5, or omit it');
+  }
   return Object.freeze({
     afterMs: seconds(raw, 'afterSeconds', 60, 0) * 1000,
     everyMs: seconds(raw, 'everySeconds', 30) * 1000,
@@ -88,6 +92,7 @@ export function resolveReconcileOptions(raw: unknown): ResolvedPaymentsReconcile
     maxAgeMs: seconds(raw, 'maxAgeSeconds', 7 * 24 * 60 * 60) * 1000,
     batchSize: Math.floor(seconds(raw, 'batchSize', 100)),
     minRetrieveGapMs: Math.ceil(1000 / perSecond),
+    maxConcurrentRetrieves: concurrency,
     terminalStates: { payment_intent: statesOf('payment_intent'), setup_intent: statesOf('setup_intent') },
     watch: watch as 'all' | 'opted-in',
     store: store as IntentWatchStore | undefined,

@@ -23,6 +23,7 @@ import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { WatchedIntentCheck } from './watched-intent.check.js';
+import { checkBatch, type RetrievePacing } from './reconcile-batch.js';
 import {
   describe,
   formatAge,
@@ -35,11 +36,11 @@ import {
 
 export type { ReconcileClient, ReconcileSweepResult } from './reconcile-sweep.js';
 
+/** Starts between two looks for new intents due mid-batch (fewer in a small batch). */
+const FRESH_PEEK_EVERY = 10;
+
 /** Which instance uses each watch list in this process: one list, one instance. */
 const WATCH_LIST_OWNERS = new WeakMap<IntentWatchStore, string>();
-
-/** Unanswered retrieves (network, timeout, 401/403) in a row after which a sweep stops until the next one. */
-const MAX_UNANSWERED_IN_A_ROW = 3;
 
 /**
  * Closes the loop for intents whose terminal webhook never came (`webhooks.reconcile`): watches the
@@ -64,6 +65,11 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   private readonly instance: string;
   /** One check of one intent; undefined when `webhooks.reconcile` is not set. */
   private readonly checker: WatchedIntentCheck | undefined;
+  /** The retrieves' pace, kept from one sweep to the next. */
+  private readonly pacing: RetrievePacing | undefined;
+  /** The last sweep read a full batch: more may be due, so the next one starts at once. */
+  private batchWasFull = false;
+  private closing = false;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
@@ -80,6 +86,11 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.checker =
       this.options &&
       new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, this.listener);
+    this.pacing = this.options && {
+      gapMs: this.options.minRetrieveGapMs,
+      concurrency: this.options.maxConcurrentRetrieves,
+      nextStartAt: Number.NEGATIVE_INFINITY,
+    };
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
@@ -96,7 +107,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     }
     WATCH_LIST_OWNERS.set(this.store, this.instance);
     this.logger.log(
-      `Reconciliation on: first check ${options.afterMs / 1000} s after an intent is created, a sweep every ${options.everyMs / 1000} s (one sweeper at a time for this instance), at most ${Math.round(100_000 / options.minRetrieveGapMs) / 100} retrieves/s in batches of ${options.batchSize}, given up after ${formatAge(options.maxAgeMs)}; watch list: ${this.store.constructor?.name ?? 'custom'}`,
+      `Reconciliation on: first check ${options.afterMs / 1000} s after an intent is created, a sweep every ${options.everyMs / 1000} s (one sweeper at a time for this instance), at most ${Math.round(100_000 / options.minRetrieveGapMs) / 100} retrieves/s (${options.maxConcurrentRetrieves} at once) in batches of ${options.batchSize}, given up after ${formatAge(options.maxAgeMs)}; watch list: ${this.store.constructor?.name ?? 'custom'}`,
     );
     this.unsubscribe = this.client.onIntentCreated?.((kind, intent, created) => {
       const wanted = options.watch === 'all' ? created.reconcile !== false : created.reconcile === true;
@@ -111,6 +122,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
     if (this.options && WATCH_LIST_OWNERS.get(this.store) === this.instance) WATCH_LIST_OWNERS.delete(this.store);
     this.unsubscribe?.();
     if (this.timer !== undefined) clearInterval(this.timer);
@@ -156,11 +168,15 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   }
 
   private async sweepQuietly(): Promise<void> {
+    if (this.closing) return;
     try {
       await this.sweep();
     } catch (error) {
       this.logger.warn(`Reconciliation sweep failed: ${describe(error)}`);
+      return;
     }
+    // A backlog: sweep on at the retrieve rate rather than idle until the next tick.
+    if (this.batchWasFull && !this.closing) setTimeout(() => void this.sweepQuietly(), 0).unref?.();
   }
 
   private async sweepOnce(): Promise<ReconcileSweepResult> {
@@ -174,6 +190,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       gone: 0,
     };
     if (!this.options) return result;
+    this.batchWasFull = false;
     const { batchSize, minRetrieveGapMs, everyMs } = this.options;
     // Held for the longest a sweep should take, and a sweep interval more; renewed while it runs.
     const leaseMs = batchSize * minRetrieveGapMs + 2 * everyMs;
@@ -188,29 +205,20 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       );
       return { ...result, stopped: 'store_unavailable' };
     }
+    this.batchWasFull = due.length >= batchSize;
     const lease = keepLease(this.store, this.owner, leaseMs, () => this.runtime.now());
     try {
-      let unanswered = 0;
-      for (let i = 0; i < due.length; i++) {
-        if (i > 0) await this.runtime.sleep(minRetrieveGapMs);
-        // Another instance may sweep once this one's lease is gone: stop rather than check twice.
-        if (!(await lease.held())) {
-          result.stopped = 'lease_lost';
-          break;
-        }
-        const outcome = await this.checker!.check(due[i]!, result).catch((error: unknown) => {
+      const check = (intent: WatchedIntent) =>
+        this.checker!.check(intent, result).catch((error: unknown) => {
           this.logger.warn(`Reconciliation: the watch store is unavailable (${describe(error)})`);
           return 'store_unavailable' as const;
         });
-        unanswered = outcome === 'unanswered' ? unanswered + 1 : 0;
-        // The service (or the network) is down, or rate-limits: each intent tried is rescheduled on its
-        // own cadence; the rest wait for the next sweep rather than hammering it.
-        const stopped =
-          outcome === 'unanswered' ? (unanswered >= MAX_UNANSWERED_IN_A_ROW ? 'unavailable' : undefined) : outcome;
-        if (stopped) {
-          result.stopped = stopped;
-          break;
-        }
+      const every = Math.min(FRESH_PEEK_EVERY, Math.ceil(batchSize / 2));
+      const fresh = { every, peek: async () => this.store.due(this.runtime.now(), every) };
+      const stopped = await checkBatch(due, this.pacing!, this.runtime, lease, check, fresh);
+      if (stopped) {
+        result.stopped = stopped;
+        this.batchWasFull = false;
       }
     } finally {
       lease.stop();

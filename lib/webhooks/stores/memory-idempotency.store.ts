@@ -22,6 +22,12 @@ export interface MemoryIdempotencyStoreOptions {
   retentionSeconds?: number;
   /** Clock in ms since the epoch (a `PaymentsRuntime` fits). Default `Date.now`. */
   now?: PaymentsClock;
+  /**
+   * Most intents the reconciler's in-memory watch list beside it holds (`webhooks.reconcile`). Default
+   * 100000; beyond it an intent is not watched (a warning names it and this option; its webhook still
+   * settles it).
+   */
+  maxWatchedIntents?: number;
 }
 
 type Lease = { token: string; attempt: number; expiresAt: number };
@@ -56,6 +62,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #maxEntries: number;
   readonly #retentionMs: number;
   readonly #now: () => number;
+  readonly #maxWatchedIntents: number | undefined;
   /** Last lease token handed out: tokens only need to be unique within this store (this process). */
   #lastToken = 0;
 
@@ -79,6 +86,9 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#maxEntries = maxEntries;
     this.#retentionMs = retentionSeconds * 1000;
     this.#now = resolveClock(options.now);
+    this.#maxWatchedIntents = options.maxWatchedIntents;
+    // Checked here, at boot, rather than when the reconciler first asks for its list.
+    if (options.maxWatchedIntents !== undefined) this.intentWatchStore();
   }
 
   /** Number of keys held (expired ones included until they are touched or evicted). */
@@ -88,7 +98,11 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
 
   /** The reconciler's watch list beside it: in this process too. */
   intentWatchStore(): MemoryIntentWatchStore {
-    return new MemoryIntentWatchStore({ now: this.#now });
+    return new MemoryIntentWatchStore({
+      now: this.#now,
+      maxIntents: this.#maxWatchedIntents,
+      optionOf: { where: 'MemoryIdempotencyStore', argument: 'maxWatchedIntents' },
+    });
   }
 
   async close(): Promise<void> {

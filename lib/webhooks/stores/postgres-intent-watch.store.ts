@@ -23,12 +23,15 @@ export function intentWatchTable(instance?: string): string {
 
 /**
  * The SQL that creates the tables of `PostgresIntentWatchStore` (idempotent: `IF NOT EXISTS`). Run it
- * from your migrations and pass `createTable: false`, or let the store run it on first use.
+ * from your migrations and pass `createTable: false`, or let the store run it on first use. The
+ * partial index `<table>_fresh` (intents never checked, read first) is new after 0.1.0: on a large existing
+ * table create it beforehand with `CREATE INDEX CONCURRENTLY` (docs/reconciliation.md).
  */
 export function intentWatchSchema(table: string = DEFAULT_INTENT_WATCH_TABLE): string {
   const t = quotePostgresTable(table, 'table');
   const lease = quotePostgresTable(`${table}_lease`, 'table');
   const index = quotePostgresTable(`${table.split('.').pop()!}_due`, 'table');
+  const fresh = quotePostgresTable(`${table.split('.').pop()!}_fresh`, 'table');
   return `CREATE TABLE IF NOT EXISTS ${t} (
   id text PRIMARY KEY,
   kind text NOT NULL,
@@ -37,6 +40,7 @@ export function intentWatchSchema(table: string = DEFAULT_INTENT_WATCH_TABLE): s
   checks integer NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS ${index} ON ${t} (next_check_ms);
+CREATE INDEX IF NOT EXISTS ${fresh} ON ${t} (next_check_ms) WHERE checks = 0;
 CREATE TABLE IF NOT EXISTS ${lease} (
   name text PRIMARY KEY,
   owner text NOT NULL,
@@ -76,7 +80,12 @@ export class PostgresIntentWatchStore implements IntentWatchStore {
 
   async due(now: number, limit: number): Promise<WatchedIntent[]> {
     const { rows } = await this.#query(
-      `SELECT id, kind, created_at_ms, next_check_ms, checks FROM ${this.#table} WHERE next_check_ms <= $1 ORDER BY next_check_ms LIMIT $2`,
+      // Never-checked intents first (their partial index), then the rest, each in due order.
+      `SELECT id, kind, created_at_ms, next_check_ms, checks FROM (
+(SELECT 0 AS lane, * FROM ${this.#table} WHERE checks = 0 AND next_check_ms <= $1 ORDER BY next_check_ms LIMIT $2)
+UNION ALL
+(SELECT 1 AS lane, * FROM ${this.#table} WHERE checks <> 0 AND next_check_ms <= $1 ORDER BY next_check_ms LIMIT $2)
+) due ORDER BY lane, next_check_ms LIMIT $2`,
       [now, limit],
     );
     return rows.map((row) => ({

@@ -74,10 +74,10 @@ describe('PaymentsReconciler', () => {
   let records: PaymentReconcileRecord[];
   let failNext = 0;
 
-  const reconcilerOn = (runtime: PaymentsRuntime = clock) => {
+  const reconcilerOn = (runtime: PaymentsRuntime = clock, extra: Record<string, unknown> = {}) => {
     const options = validatePaymentsOptions(
       fixtureOptions({
-        reconcile: { afterSeconds: 60, maxAgeSeconds: 3 * 24 * 3600, maxRetrievesPerSecond: 10 },
+        reconcile: { afterSeconds: 60, maxAgeSeconds: 3 * 24 * 3600, maxRetrievesPerSecond: 10, ...extra },
         deliveryListener: { onReconcile: (record: PaymentReconcileRecord) => records.push(record) },
       }),
     );
@@ -212,8 +212,8 @@ describe('PaymentsReconciler', () => {
     ]);
   });
 
-  it('a 429 during a sweep stops it; that intent backs off on its cadence, the others stay due for the next sweep', async () => {
-    const reconciler = reconcilerOn();
+  it('a 429 during a sweep stops it (one retrieve at a time); that intent backs off on its cadence, the others stay due for the next sweep', async () => {
+    const reconciler = reconcilerOn(clock, { maxConcurrentRetrieves: 1 });
     const [a, b] = [randomUUID(), randomUUID()];
     await reconciler.watch('payment_intent', a);
     await reconciler.watch('payment_intent', b);
@@ -266,8 +266,8 @@ describe('PaymentsReconciler', () => {
     expect(records).toContainEqual(expect.objectContaining({ intentId: stuck, outcome: 'gave_up' }));
   });
 
-  it('three unanswered retrieves in a row stop the sweep (the service is down); each is rescheduled on its own', async () => {
-    const reconciler = reconcilerOn();
+  it('three unanswered retrieves in a row stop the sweep (one at a time: the service is down); each is rescheduled on its own', async () => {
+    const reconciler = reconcilerOn(clock, { maxConcurrentRetrieves: 1 });
     const ids = [randomUUID(), randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids) {
       await reconciler.watch('payment_intent', id);
