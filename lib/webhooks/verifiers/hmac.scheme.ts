@@ -150,7 +150,11 @@ function hmacDigest(secret: string, scheme: ResolvedHmac, rawBody: Buffer, times
   return mac.digest();
 }
 
-function verifyHmac(scheme: ResolvedHmac, now: () => number, input: WebhookVerificationInput): WebhookVerificationResult {
+function verifyHmac(
+  scheme: ResolvedHmac,
+  now: () => number,
+  input: WebhookVerificationInput,
+): WebhookVerificationResult {
   const given = headerValues(input.headers, scheme.header);
   if (given.length === 0) return { valid: false, reason: 'missing_signature' };
 

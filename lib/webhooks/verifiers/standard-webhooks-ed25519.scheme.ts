@@ -85,11 +85,15 @@ function privateKeyOf(option: string, value: string): KeyObject {
     throw new PaymentsConfigurationError(
       option,
       'is a public key (whpk_), which cannot sign',
-      "pass the private key (whsk_...) where deliveries are signed, or move this key to publicKeys to verify with it",
+      'pass the private key (whsk_...) where deliveries are signed, or move this key to publicKeys to verify with it',
     );
   }
   const raw = decodeKey(option, value, PRIVATE_PREFIX, [32, 64], 'a 32-byte Ed25519 seed (or seed + public key)');
-  const key = createPrivateKey({ key: Buffer.concat([PKCS8_HEADER, raw.subarray(0, 32)]), format: 'der', type: 'pkcs8' });
+  const key = createPrivateKey({
+    key: Buffer.concat([PKCS8_HEADER, raw.subarray(0, 32)]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   if (raw.length === 64 && !rawPublicKey(createPublicKey(key)).equals(raw.subarray(32))) {
     throw new PaymentsConfigurationError(
       option,
@@ -100,7 +104,8 @@ function privateKeyOf(option: string, value: string): KeyObject {
   return key;
 }
 
-const rawPublicKey = (key: KeyObject): Buffer => key.export({ format: 'der', type: 'spki' }).subarray(SPKI_HEADER.length);
+const rawPublicKey = (key: KeyObject): Buffer =>
+  key.export({ format: 'der', type: 'spki' }).subarray(SPKI_HEADER.length);
 
 /** A list option (a string or an array), each entry decoded by `decode` under its own name. */
 function keyList<T>(option: string, given: unknown, decode: (option: string, value: string) => T): T[] {
@@ -112,7 +117,10 @@ function keyList<T>(option: string, given: unknown, decode: (option: string, val
 
 function createEd25519Scheme(options: StandardWebhooksEd25519Options, keys: Keys): WebhookSignatureScheme {
   const o = options;
-  const toleranceSeconds = standardWebhooksTolerance('standardWebhooksEd25519({ toleranceSeconds })', o.toleranceSeconds);
+  const toleranceSeconds = standardWebhooksTolerance(
+    'standardWebhooksEd25519({ toleranceSeconds })',
+    o.toleranceSeconds,
+  );
   const now = resolveClock(o.now);
   return Object.freeze({
     name: 'standard-webhooks-ed25519',

@@ -69,8 +69,7 @@ export function decodeStandardWebhooksSecret(option: string, secret: string): Bu
 
 /** A Standard Webhooks delivery as a verifier reads it: headers present, timestamp within tolerance. */
 export type StandardWebhookHeaders =
-  | { ok: true; msgId: string; seconds: number; signatures: Buffer[] }
-  | { ok: false; reason: string };
+  { ok: true; msgId: string; seconds: number; signatures: Buffer[] } | { ok: false; reason: string };
 
 /**
  * Reads `webhook-id`, `webhook-timestamp` (within `toleranceSeconds` of `nowMs`, both ways) and the
@@ -119,14 +118,20 @@ export const newStandardWebhookMsgId = (): string => `msg_${randomUUID().replace
 export function standardWebhooksTolerance(option: string, value: unknown): number {
   const toleranceSeconds = value ?? DEFAULT_TOLERANCE_SECONDS;
   if (!isValidTolerance(toleranceSeconds)) {
-    throw new PaymentsConfigurationError(option, 'is negative or not a number', 'pass a number of seconds >= 0 (default 300)');
+    throw new PaymentsConfigurationError(
+      option,
+      'is negative or not a number',
+      'pass a number of seconds >= 0 (default 300)',
+    );
   }
   return toleranceSeconds;
 }
 
 /** The one signature computation of the scheme: HMAC-SHA256 over `${id}.${timestamp}.${rawBody}`. */
 function standardDigest(key: Buffer, msgId: string, timestamp: string, rawBody: Buffer | string): Buffer {
-  return createHmac('sha256', key).update(standardWebhookContent(msgId, timestamp, rawBody)).digest();
+  return createHmac('sha256', key)
+    .update(standardWebhookContent(msgId, timestamp, rawBody))
+    .digest();
 }
 
 /**
