@@ -129,9 +129,8 @@ export function standardWebhooksTolerance(option: string, value: unknown): numbe
 
 /** The one signature computation of the scheme: HMAC-SHA256 over `${id}.${timestamp}.${rawBody}`. */
 function standardDigest(key: Buffer, msgId: string, timestamp: string, rawBody: Buffer | string): Buffer {
-  return createHmac('sha256', key)
-    .update(standardWebhookContent(msgId, timestamp, rawBody))
-    .digest();
+  // Fed in two parts: the bytes of standardWebhookContent, without copying the body.
+  return createHmac('sha256', key).update(`${msgId}.${timestamp}.`).update(rawBody).digest();
 }
 
 /**
