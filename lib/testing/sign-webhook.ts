@@ -4,7 +4,7 @@ import {
   type WebhookSignatureScheme,
   type WebhookSigningOptions,
 } from '../webhooks/contracts/webhook-signature-scheme.interface.js';
-import type { HmacVerifierOptions } from '../webhooks/verifiers/hmac.verifier.js';
+import type { HmacSchemeOptions } from '../webhooks/verifiers/hmac.scheme.js';
 import { signatureSchemeOf } from './signature-schemes.js';
 import { resolveClock, type VerifierClock } from '../webhooks/verifiers/verifier-clock.js';
 
@@ -29,10 +29,10 @@ export type StandardWebhooksSigningOptions = SigningSecret &
     toleranceSeconds?: number;
   };
 
-/** Sign as an HMAC sender; the same fields as `hmacVerifier` takes. */
+/** Sign as an HMAC sender; the same fields as `hmacScheme` takes. */
 export type HmacSigningOptions = SigningSecret &
   SigningClock &
-  Omit<HmacVerifierOptions, 'secrets' | 'now'> & {
+  Omit<HmacSchemeOptions, 'secrets' | 'now'> & {
     scheme: 'hmac';
   };
 
@@ -65,7 +65,7 @@ function timestampSeconds(options: SigningClock): number {
 }
 
 /**
- * Produces the raw body and headers of a delivery that the built-in verifier, configured with the
+ * Produces the raw body and headers of a delivery that the built-in scheme, configured with the
  * same options, accepts; or, given a scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your
  * own `WebhookSignatureScheme`), the delivery that scheme signs. An object payload is serialised once
  * (`JSON.stringify`); a string or a Buffer (UTF-8) is signed as it is. Send `rawBody` byte for byte:

@@ -1,15 +1,15 @@
 import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
-import type { HmacVerifierOptions } from '../../webhooks/verifiers/hmac.verifier.js';
+import type { HmacSchemeOptions } from '../../webhooks/verifiers/hmac.scheme.js';
 import type { VerifierClock } from '../../webhooks/verifiers/verifier-clock.js';
 
 /**
  * How the simulator signs deliveries: Standard Webhooks (default), an HMAC scheme described like
- * `hmacVerifier`'s, or any scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your own), which
+ * `hmacScheme`'s, or any scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your own), which
  * each endpoint re-keys with its own secret (`withSecrets`, `newSecret`).
  */
 export type SimulatorSignatureOptions =
   | { scheme: 'standard-webhooks' }
-  | ({ scheme: 'hmac' } & Omit<HmacVerifierOptions, 'secrets' | 'now' | 'toleranceSeconds'>)
+  | ({ scheme: 'hmac' } & Omit<HmacSchemeOptions, 'secrets' | 'now' | 'toleranceSeconds'>)
   | WebhookSignatureScheme;
 
 /** An API key the simulator accepts. Keys sharing an `account` see the same resources (key rotation). */

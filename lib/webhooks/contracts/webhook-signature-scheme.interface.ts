@@ -13,7 +13,9 @@ export interface WebhookSigningOptions {
  * A signature scheme as one object: it verifies (it is a `WebhookVerifier`, so it goes in
  * `webhooks.verifier`), signs (`signWebhook`, the simulator), re-keys itself for another endpoint
  * (`withSecrets`) and makes a secret of its own form (`newSecret`, the simulator's endpoints). Built in:
- * `standardWebhooks(...)` and `hmacScheme(...)`; a new scheme is one file that returns this shape.
+ * `standardWebhooks(...)`, `hmacScheme(...)` and `standardWebhooksEd25519(...)`; a new scheme is one
+ * file that returns this shape (docs/development.md, "Adding a signature scheme"). For an asymmetric
+ * scheme the secrets are the sender's private keys (they sign, and verify through their public halves).
  *
  * @example
  * const scheme = standardWebhooks({ secrets: process.env.PAYMENTS_WEBHOOK_SECRET! });
@@ -23,7 +25,11 @@ export interface WebhookSigningOptions {
 export interface WebhookSignatureScheme extends WebhookVerifier {
   /** A short name for logs and errors, e.g. `'standard-webhooks'`, `'hmac'`. */
   readonly name: string;
-  /** The headers that sign `rawBody` (as sent, byte for byte) with the first of the scheme's secrets. */
+  /**
+   * The headers that sign `rawBody` (as sent, byte for byte) with the scheme's signing key (the first
+   * secret; every private key of an asymmetric scheme, one signature each). Throws a
+   * `PaymentsConfigurationError` when the scheme holds no signing key (a receiver's public keys only).
+   */
   sign(rawBody: string, options?: WebhookSigningOptions): Record<string, string>;
   /** The same scheme keyed with `secrets` (and, when given, another clock). */
   withSecrets(secrets: string | readonly string[], options?: { now?: PaymentsClock }): WebhookSignatureScheme;

@@ -9,8 +9,9 @@ export interface WebhookVerificationInput {
 export type WebhookVerificationResult = { valid: true } | { valid: false; reason: string };
 
 /**
- * A signature scheme. The reference does not show the service's scheme, so none is assumed: pass
- * `hmacVerifier(...)`, `standardWebhooksVerifier(...)` or your own implementation.
+ * What the receiver needs of a signature scheme: `verify`. The reference does not show the service's
+ * scheme, so none is assumed: pass a scheme object (`standardWebhooks(...)`, `hmacScheme(...)`,
+ * `standardWebhooksEd25519(...)`, which also sign) or your own implementation.
  */
 export interface WebhookVerifier {
   verify(input: WebhookVerificationInput): WebhookVerificationResult | Promise<WebhookVerificationResult>;

@@ -8,7 +8,7 @@ import {
   PaymentsConfigurationError,
   PaymentsModule,
   PaymentsService,
-  standardWebhooksVerifier,
+  standardWebhooks,
   type PaymentEvent,
   type PaymentsEnvironment,
 } from '../../../lib/index.js';
@@ -46,7 +46,7 @@ class Fulfilment {
         baseUrl: config.getOrThrow<string>('PAYMENTS_BASE_URL'),
         allowInsecureHttp: config.get('PAYMENTS_ALLOW_INSECURE_HTTP') === 'true', // the local simulator only
         webhooks: {
-          verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }),
+          verifier: standardWebhooks({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }),
         },
       }),
     }),

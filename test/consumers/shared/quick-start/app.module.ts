@@ -1,7 +1,7 @@
 // app.module.ts
 import { Module } from '@nestjs/common';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { PaymentsEnvironment, PaymentsModule, standardWebhooksVerifier } from 'nestjs-payments';
+import { PaymentsEnvironment, PaymentsModule, standardWebhooks } from 'nestjs-payments';
 import { Fulfilment } from './fulfilment';
 
 @Module({
@@ -14,7 +14,7 @@ import { Fulfilment } from './fulfilment';
         environment: config.get<PaymentsEnvironment>('PAYMENTS_ENVIRONMENT', 'sandbox'),
         baseUrl: config.getOrThrow<string>('PAYMENTS_BASE_URL'),
         allowInsecureHttp: config.get('PAYMENTS_ALLOW_INSECURE_HTTP') === 'true', // the local simulator only
-        webhooks: { verifier: standardWebhooksVerifier({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }) },
+        webhooks: { verifier: standardWebhooks({ secrets: config.getOrThrow<string>('PAYMENTS_WEBHOOK_SECRET') }) },
       }),
     }),
   ],

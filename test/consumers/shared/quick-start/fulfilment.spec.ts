@@ -1,5 +1,6 @@
 // fulfilment.spec.ts (Jest or Vitest, CommonJS or ESM: `describe`, `it`, `expect` are the runner's)
 import { Test } from '@nestjs/testing';
+import { standardWebhooks } from 'nestjs-payments';
 import { createPaymentEvent, PaymentsSimulator, signWebhook } from 'nestjs-payments/testing';
 import { AppModule } from './app.module';
 import { Fulfilment } from './fulfilment';
@@ -13,7 +14,7 @@ it('runs the handler once per event', async () => {
   await app.listen(0, '127.0.0.1');
 
   const event = createPaymentEvent('payment_intent.succeeded');
-  const { rawBody, headers } = signWebhook(event, { scheme: 'standard-webhooks', secret: SECRET });
+  const { rawBody, headers } = signWebhook(event, standardWebhooks({ secrets: SECRET })); // the app's scheme
   const url = `${await app.getUrl()}/payments/webhooks`;
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // duplicate

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { inspect } from 'node:util';
 import { PaymentsConfigurationError, standardWebhooksVerifier } from '../../../../lib/index.js';
-import { signStandardWebhook } from '../../../../lib/webhooks/verifiers/standard-webhooks.verifier.js';
+import { signStandardWebhook } from '../../../../lib/webhooks/verifiers/standard-webhooks.scheme.js';
 
 // Golden vector of the Standard Webhooks specification and its reference libraries.
 const GOLDEN = {
