@@ -82,7 +82,7 @@ const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal'] as c
  *   PaymentsWebhooksModule.registerAsync({
  *     path: 'payments/webhooks',
  *     inject: [ConfigService],
- *     useFactory: (c: ConfigService) => ({ verifier: standardWebhooksVerifier({ secrets: c.get('PAYMENTS_WEBHOOK_SECRET') }) }),
+ *     useFactory: (c: ConfigService) => ({ verifier: standardWebhooks({ secrets: c.get('PAYMENTS_WEBHOOK_SECRET') }) }),
  *   }),
  * ]
  */

@@ -26,7 +26,7 @@ export function validateWebhooksOptions(
     return fail(
       'webhooks',
       'is missing',
-      'pass `webhooks: { verifier: hmacVerifier({...}) | standardWebhooksVerifier({...}) }` to receive webhooks, or `webhooks: false` to register no route',
+      'pass `webhooks: { verifier: standardWebhooks({...}) | hmacScheme({...}) }` to receive webhooks, or `webhooks: false` to register no route',
     );
   }
   if (!isObject(raw)) {
@@ -41,7 +41,7 @@ export function validateWebhooksOptions(
     return fail(
       'webhooks.verifier',
       'is required: the service reference shows no signature scheme, so there is no default',
-      'pass `hmacVerifier({ secrets, header, ... })` with the scheme the service gave you, `standardWebhooksVerifier({ secrets })`, or an object with a `verify(input)` method',
+      'pass the scheme the service gave you, `standardWebhooks({ secrets })` or `hmacScheme({ secrets, header, ... })`, or an object with a `verify(input)` method',
     );
   }
   let path = DEFAULT_WEBHOOKS_PATH;
