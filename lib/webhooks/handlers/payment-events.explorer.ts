@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs
 import { ApplicationConfig, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DEFAULT_PAYMENTS_INSTANCE } from '../../core/payments.defaults.js';
 import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../../core/payments.instance.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from '../contracts/payments-webhooks.constants.js';
+import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from '../contracts/payments-webhooks.constants.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
@@ -39,7 +39,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly metadataScanner: MetadataScanner,
     private readonly accessor: PaymentEventsMetadataAccessor,
-    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
     @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
     @Optional() private readonly appConfig?: ApplicationConfig,

@@ -31,7 +31,7 @@ function signedRequest(): { request: { headers: Record<string, string>; rawBody:
 }
 
 // The checks answer synchronously when the verifier does (both built-in ones): the route then awaits no
-// promise for them on every delivery (issue 15). A verifier that returns a promise still works.
+// promise for them on every delivery. A verifier that returns a promise still works.
 describe('WebhookDeliveryChecks, synchronous and asynchronous verifiers', () => {
   beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
   afterAll(() => Logger.overrideLogger(new CapturingLogger()));
