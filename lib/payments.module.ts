@@ -1,5 +1,5 @@
 import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
 import {
@@ -23,10 +23,7 @@ import {
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
 import { checkPaymentsInstances } from './payments-instances.check.js';
-import {
-  PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
-  PAYMENTS_WEBHOOKS_PATH,
-} from './webhooks/contracts/payments-webhooks.constants.js';
+import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/contracts/payments-webhooks.constants.js';
 import {
   checkWebhooksRoute,
   createPaymentsReceiverPart,
@@ -65,7 +62,6 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     @Inject(PAYMENTS_INSTANCE_DESCRIPTOR) private readonly instance: PaymentsInstanceDescriptor,
     private readonly adapterHost: HttpAdapterHost,
     private readonly discovery: DiscoveryService,
-    private readonly metadataScanner: MetadataScanner,
   ) {
     super();
   }
@@ -114,8 +110,8 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 
   /**
-   * Refuses two instances with the same name, the same route or the same queue, and a handler bound
-   * to a name no instance has (it would never run).
+   * Refuses two instances with the same name, the same route or the same queue. (A handler bound to a
+   * name no instance has is refused by the receiver's explorer, in its one walk of the providers.)
    */
   onModuleInit(): void {
     const others = this.discovery
@@ -126,30 +122,6 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       )
       .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
     checkPaymentsInstances(this.instance, others);
-    this.checkHandlerNames(new Set([this.instance.name, ...others.map((other) => other.name)]));
-  }
-
-  private checkHandlerNames(names: ReadonlySet<string>): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance: unknown = wrapper.instance;
-      if (wrapper.isAlias || !instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as object | null;
-      if (!prototype) continue;
-      for (const method of this.metadataScanner.getAllMethodNames(prototype)) {
-        const handler = (instance as Record<string, unknown>)[method];
-        if (typeof handler !== 'function') continue;
-        const name = (
-          Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, handler) as { name?: string } | undefined
-        )?.name;
-        if (name === undefined || isDefaultPaymentsInstance(name) || names.has(name)) continue;
-        const id = `${(instance as object).constructor?.name ?? String(wrapper.name)}.${method}`;
-        throw new PaymentsConfigurationError(
-          '@OnPaymentEvent({ name })',
-          `of ${id} is '${name}', but no PaymentsModule instance has that name (instances: ${[...names].map((known) => `'${known}'`).join(', ')}), so it would never run`,
-          `import PaymentsModule.forRoot({ name: '${name}', ... }), or bind the handler to an existing instance`,
-        );
-      }
-    }
   }
 
   /**
