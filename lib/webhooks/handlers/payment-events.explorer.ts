@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DEFAULT_PAYMENTS_INSTANCE } from '../../core/payments.defaults.js';
 import {
@@ -52,9 +52,11 @@ function checkInstancesExist(elsewhere: readonly BoundElsewhere[], instances: Re
  * handler bound to a name no instance of the app has (it would never run).
  */
 @Injectable()
-export class PaymentEventsExplorer implements OnModuleInit {
+export class PaymentEventsExplorer implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   private explored = false;
+  /** What the walk found bound to another instance, and the instances of the app: checked once every module is up. */
+  private bindings: { elsewhere: BoundElsewhere[]; instances: Set<string> } | undefined;
   /** Which class each handler id belongs to, and its module: one id, one class. */
   private readonly owners = new Map<string, { type: unknown; module: string }>();
 
@@ -90,6 +92,18 @@ export class PaymentEventsExplorer implements OnModuleInit {
       }
       this.exploreWrapper(wrapper, seen, elsewhere);
     }
+    this.bindings = { elsewhere, instances };
+  }
+
+  /**
+   * Refuses a handler bound to a name no instance has. After every module's `onModuleInit`, so that the
+   * instances' own refusals (`PaymentsModule.onModuleInit`: two instances on one name or route) come first.
+   */
+  onApplicationBootstrap(): void {
+    this.explore();
+    if (this.bindings === undefined) return;
+    const { elsewhere, instances } = this.bindings;
+    this.bindings = undefined;
     checkInstancesExist(elsewhere, instances);
   }
 
