@@ -1,5 +1,5 @@
 import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService, HttpAdapterHost, MetadataScanner } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
 import {
   getPaymentsInstanceContextToken,
@@ -10,7 +10,6 @@ import {
   type PaymentsInstanceDescriptor,
 } from './core/payments.instance.js';
 import { PAYMENTS_RUNTIME } from './core/payments.runtime.js';
-import { PaymentsConfigurationError } from './errors/payments.errors.js';
 import { PaymentsTelemetry } from './telemetry/payments.telemetry.js';
 import {
   PAYMENTS_ASYNC_OPTIONS_TYPE,
@@ -27,10 +26,7 @@ import {
   type PaymentsInstanceShape,
 } from './payments-module.structure.js';
 import { checkPaymentsInstances } from './payments-instances.check.js';
-import {
-  PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
-  PAYMENTS_WEBHOOKS_PATH,
-} from './webhooks/contracts/payments-webhooks.constants.js';
+import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/contracts/payments-webhooks.constants.js';
 import {
   createPaymentsReceiverPart,
   normaliseWebhooksPath,
@@ -60,7 +56,6 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
     @Inject(PAYMENTS_INSTANCE_DESCRIPTOR) private readonly instance: PaymentsInstanceDescriptor,
     private readonly adapterHost: HttpAdapterHost,
     private readonly discovery: DiscoveryService,
-    private readonly metadataScanner: MetadataScanner,
   ) {
     super();
   }
@@ -103,8 +98,8 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
   }
 
   /**
-   * Refuses two instances with the same name, the same route or the same queue, and a handler bound
-   * to a name no instance has (it would never run).
+   * Refuses two instances with the same name, the same route or the same queue. (A handler bound to a
+   * name no instance has is refused by the receiver's explorer, in its one walk of the providers.)
    */
   onModuleInit(): void {
     const others = this.discovery
@@ -115,30 +110,6 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       )
       .map((wrapper) => wrapper.instance as PaymentsInstanceDescriptor);
     checkPaymentsInstances(this.instance, others);
-    this.checkHandlerNames(new Set([this.instance.name, ...others.map((other) => other.name)]));
-  }
-
-  private checkHandlerNames(names: ReadonlySet<string>): void {
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance: unknown = wrapper.instance;
-      if (wrapper.isAlias || !instance || typeof instance !== 'object') continue;
-      const prototype = Object.getPrototypeOf(instance) as object | null;
-      if (!prototype) continue;
-      for (const method of this.metadataScanner.getAllMethodNames(prototype)) {
-        const handler = (instance as Record<string, unknown>)[method];
-        if (typeof handler !== 'function') continue;
-        const name = (
-          Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, handler) as { name?: string } | undefined
-        )?.name;
-        if (name === undefined || isDefaultPaymentsInstance(name) || names.has(name)) continue;
-        const id = `${(instance as object).constructor?.name ?? String(wrapper.name)}.${method}`;
-        throw new PaymentsConfigurationError(
-          '@OnPaymentEvent({ name })',
-          `of ${id} is '${name}', but no PaymentsModule instance has that name (instances: ${[...names].map((known) => `'${known}'`).join(', ')}), so it would never run`,
-          `import PaymentsModule.forRoot({ name: '${name}', ... }), or bind the handler to an existing instance`,
-        );
-      }
-    }
   }
 
   /**

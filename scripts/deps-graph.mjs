@@ -1,16 +1,20 @@
 #!/usr/bin/env node
 // Which folder of lib/ imports which: `npm run deps:graph` (working tree), `npm run deps:graph -- --rev cb09c5b`
-// (a commit, read with git), `--full` (every folder, not only the areas lib/<area>), `--check` (exit 1 on a cycle
-// between areas, on the core importing anything but itself, on the client importing the receiver, and on the
+// (a commit, read with git), `--full` (every folder, not only the areas lib/<area>), `--root DIR` (another tree),
+// `--check` (exit 1 on a cycle between areas, on any cycle between files of lib/ (type-only imports included: see
+// fileCycles()), on the core importing anything but itself, on the client importing the receiver, and on the
 // receiver's own rules: see receiverProblems()).
 // Plain Node, no dependency: it reads the relative `import` / `export ... from` / `import()` specifiers.
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
+// `--root DIR`: another tree than this repository's (the script's own test runs it on a fixture).
+const root = args.includes('--root')
+  ? resolve(args[args.indexOf('--root') + 1])
+  : join(dirname(fileURLToPath(import.meta.url)), '..');
 const rev = args.includes('--rev') ? args[args.indexOf('--rev') + 1] : undefined;
 const full = args.includes('--full');
 const check = args.includes('--check');
@@ -82,6 +86,7 @@ for (const key of edges.keys()) {
   if (from.startsWith('lib/client') && to.startsWith('lib/webhooks')) problems.push(`client imports ${to}`);
 }
 problems.push(...receiverProblems());
+problems.push(...fileCycles());
 if (problems.length > 0) {
   console.log(`\n# problems\n${problems.join('\n')}`);
   if (check) process.exitCode = 1;
@@ -135,4 +140,96 @@ function receiverProblems() {
   };
   for (const node of [...graph.keys()].sort()) if (!state.has(node)) visit(node, [node]);
   return found;
+}
+
+/**
+ * Cycles between files anywhere in lib/, whatever kind of import closes them (`import type` and
+ * `export type ... from` included: a type-only circle is still two files that cannot be read apart).
+ * Each strongly connected component of the file graph is one problem, shown as one circle through it.
+ */
+function fileCycles() {
+  const files = new Map(sources().map(([file, text]) => [file.split('\\').join('/'), text]));
+  const graph = new Map();
+  for (const [file, text] of files) {
+    const targets = new Set();
+    for (const match of text.matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3];
+      const target = normalize(join(dirname(file), specifier))
+        .split('\\')
+        .join('/');
+      const candidates = [target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`];
+      const resolved = candidates.find((candidate) => files.has(candidate));
+      if (resolved !== undefined) targets.add(resolved);
+    }
+    graph.set(file, targets);
+  }
+  // Tarjan's strongly connected components, iteratively (no recursion limit on a long chain).
+  const index = new Map();
+  const low = new Map();
+  const onStack = new Set();
+  const stack = [];
+  const components = [];
+  let counter = 0;
+  for (const start of [...graph.keys()].sort()) {
+    if (index.has(start)) continue;
+    const work = [[start, [...graph.get(start)].sort(), 0]];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      const [node, nexts] = frame;
+      if (frame[2] < nexts.length) {
+        const next = nexts[frame[2]++];
+        if (!index.has(next)) {
+          index.set(next, counter);
+          low.set(next, counter++);
+          stack.push(next);
+          onStack.add(next);
+          work.push([next, [...graph.get(next)].sort(), 0]);
+        } else if (onStack.has(next)) low.set(node, Math.min(low.get(node), index.get(next)));
+        continue;
+      }
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent), low.get(node)));
+      }
+      if (low.get(node) === index.get(node)) {
+        const component = [];
+        let member;
+        do {
+          member = stack.pop();
+          onStack.delete(member);
+          component.push(member);
+        } while (member !== node);
+        if (component.length > 1 || graph.get(node).has(node)) components.push(component);
+      }
+    }
+  }
+  return components.map((component) => `file cycle: ${circleThrough(graph, new Set(component))}`);
+}
+
+/** One circle inside a strongly connected component, as `a -> b -> ... -> a` (breadth-first, so the shortest from its first file). */
+function circleThrough(graph, members) {
+  const first = [...members].sort()[0];
+  const previous = new Map([[first, undefined]]);
+  const queue = [first];
+  while (queue.length > 0) {
+    const node = queue.shift();
+    for (const next of graph.get(node)) {
+      if (!members.has(next)) continue;
+      if (next === first) {
+        const path = [node];
+        while (previous.get(path[0]) !== undefined) path.unshift(previous.get(path[0]));
+        return [...path, first].join(' -> ');
+      }
+      if (!previous.has(next)) {
+        previous.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return [...members].sort().join(', ');
 }

@@ -1,7 +1,7 @@
 // Types only: @opentelemetry/api is an optional peer.
 import type { Attributes, Counter, Histogram, SpanOptions, Tracer } from '@opentelemetry/api';
 import { PaymentsAttributes as A } from './payments-telemetry.names.js';
-import type { Instruments } from './payments.telemetry.js';
+import type { Instruments } from './payments-telemetry.instruments.js';
 
 /**
  * The instruments of a named module instance: the same tracer and instruments, each span started with

@@ -9,7 +9,7 @@ export const PAYMENTS_TELEMETRY_SCOPE = 'nestjs-payments';
 
 /** Span names. The client call span is named `{method} {url.template}` (HTTP semantic conventions). */
 export const PaymentsSpanNames = Object.freeze({
-  /** One incoming webhook delivery, from the signature guard to the answer. */
+  /** One incoming webhook delivery, from the delivery checks to the answer. */
   delivery: 'payments.webhook.delivery',
   /** One handler of one event: claim, run, complete or release. */
   handler: 'payments.handler',

@@ -51,7 +51,7 @@ export class PaymentsTelemetry {
   private constructor(api: OtelApi | undefined, instance?: string) {
     this.#api = api;
     const instruments = api ? createInstruments(api) : undefined;
-    // A named instance: every span and measurement carries payments.instance (the unnamed one: as before).
+    // A named instance: every span and measurement carries payments.instance; the unnamed instance's carry none.
     this.#i = instruments && instance !== undefined ? forInstance(instruments, instance) : instruments;
     this.#recording = this.#i && (this.#i.tracing || this.#i.metrics) ? this.#i : undefined;
   }

@@ -7,7 +7,7 @@ import { hmacScheme } from '../webhooks/verifiers/hmac.scheme.js';
 import { standardWebhooks } from '../webhooks/verifiers/standard-webhooks.scheme.js';
 import type { VerifierClock } from '../webhooks/verifiers/verifier-clock.js';
 import type { SimulatorSignatureOptions } from './simulator/payments-simulator.options.js';
-import type { SignWebhookOptions } from './sign-webhook.js';
+import type { SignWebhookOptions } from './sign-webhook.options.js';
 
 /** A well-formed key that signs nothing real: schemes described by options are re-keyed per endpoint. */
 const UNKEYED_STANDARD_SECRET = `whsec_${Buffer.from('unkeyed-scheme-placeholder-key!!').toString('base64')}`;

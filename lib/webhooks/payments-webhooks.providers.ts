@@ -22,11 +22,11 @@ import { createPaymentsWebhookController } from './http/payments-webhook.control
 import { PAYMENTS_WEBHOOKS_LOGGER } from './contracts/payments-webhooks.messages.js';
 import {
   PAYMENT_EVENTS_DISPATCHER,
-  PAYMENTS_EVENTS_REGISTRY,
+  PAYMENT_EVENTS_REGISTRY,
   PAYMENTS_WEBHOOKS_OPTIONS,
 } from './contracts/payments-webhooks.constants.js';
 import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { PaymentEventsQueueProcessor } from './queue/payment-events-queue.processor.js';
+import { PaymentEventsEnqueuer } from './queue/payment-events.enqueuer.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
 import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
@@ -190,7 +190,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name, spec.worker);
   const processor: Provider =
     spec.queued === true
-      ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsQueueProcessor }
+      ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsEnqueuer }
       : spec.queued === false
         ? { provide: PaymentEventsProcessor, useExisting: InlinePaymentEventsProcessor }
         : {
@@ -198,9 +198,9 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
             useFactory: (
               webhooks: ResolvedWebhooksOptions,
               inline: InlinePaymentEventsProcessor,
-              queued: PaymentEventsQueueProcessor,
+              queued: PaymentEventsEnqueuer,
             ) => (webhooks.processing !== 'inline' ? queued : inline),
-            inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsQueueProcessor],
+            inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsEnqueuer],
           };
   const providers: Provider[] = [
     {
@@ -216,7 +216,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     },
     IdempotencyStoreCloser,
     PaymentEventsMetadataAccessor,
-    { provide: PAYMENTS_EVENTS_REGISTRY, useClass: PaymentEventsRegistry },
+    { provide: PAYMENT_EVENTS_REGISTRY, useClass: PaymentEventsRegistry },
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
     { provide: PAYMENT_EVENTS_DISPATCHER, useExisting: PaymentEventsDispatcher },
@@ -247,7 +247,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
       ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore, PaymentsReconciler]
       : [registryToken];
   // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
-  providers.push({ provide: registryToken, useExisting: PAYMENTS_EVENTS_REGISTRY });
+  providers.push({ provide: registryToken, useExisting: PAYMENT_EVENTS_REGISTRY });
   return {
     controllers: [createPaymentsWebhookController(spec.path)],
     providers,

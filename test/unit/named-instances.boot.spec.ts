@@ -184,6 +184,55 @@ describe('named instances: boot', () => {
     expect((error as PaymentsConfigurationError).message).toContain("PaymentsModule.forRoot({ name: 'ue', ... })");
   });
 
+  it('registers a handler bound with { instance, handlerId } in that instance only, under its handlerId, as { name, id } did', async () => {
+    class EuropeHandlers {
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', handlerId: 'Europe.paid' })
+      paid(): void {}
+
+      @OnPaymentEvent('payment_intent.succeeded', { name: 'eu', id: 'Europe.paidBefore' })
+      paidBefore(): void {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        PaymentsModule.forRoot(options('sk_test_default', { verifier, path: 'payments/default' })),
+        PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_eu', { verifier, path: 'payments/eu' }) }),
+      ],
+      providers: [EuropeHandlers],
+    }).compile();
+    opened.push(moduleRef);
+    await moduleRef.init();
+    const eu = moduleRef.get<PaymentEventsRegistry>(getPaymentEventsRegistryToken('eu'));
+    expect(eu.handlers().map((handler) => handler.id)).toEqual(['Europe.paid', 'Europe.paidBefore']);
+    expect(moduleRef.get(PaymentEventsRegistry).handlers()).toEqual([]);
+  });
+
+  it('refuses a handler bound with { instance } to a name no instance has, naming the option, the handler and the fix', async () => {
+    class MisnamedHandlers {
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'ue' })
+      paid(): void {}
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a', { verifier }) })],
+      providers: [MisnamedHandlers],
+    }).compile();
+    opened.push(moduleRef);
+    const error = await moduleRef.init().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(PaymentsConfigurationError);
+    expect((error as PaymentsConfigurationError).message).toContain(
+      "`@OnPaymentEvent({ instance })`: of MisnamedHandlers.paid is 'ue', but no PaymentsModule instance has that name (instances: 'eu')",
+    );
+  });
+
+  it('accepts instance and the deprecated name together when they agree, and refuses them when they differ, naming the option', () => {
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'eu' })).not.toThrow();
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'us' })).toThrow(
+      "@OnPaymentEvent(): `instance` and its deprecated spelling 'name' are both given, with different values",
+    );
+  });
+
   it('refuses one method bound to two instances', () => {
     expect(() => {
       class TwoInstances {

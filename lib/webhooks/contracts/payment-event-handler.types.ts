@@ -18,12 +18,22 @@ export interface OnPaymentEventOptions {
    * Default: the unnamed instance only. It applies to the whole method: every `@OnPaymentEvent` on
    * one method must name the same instance (declare one method per instance otherwise).
    */
+  instance?: string;
+  /**
+   * The handler id, part of the idempotency key (`${event.id}:${handlerId}`). Default
+   * `ClassName.methodName`. Give one when two distinct classes share a name (say `PaymentListener` in
+   * two feature modules): the boot refuses them otherwise. Keep it once deliveries were handled:
+   * changing it makes redeliveries run the handler again. 1-128 letters, digits, `.`, `_`, `-`.
+   */
+  handlerId?: string;
+  /**
+   * @deprecated Use `instance` (the same value; `name` read as the handler's name). Still accepted;
+   * giving both with different values is refused.
+   */
   name?: string;
   /**
-   * The handler id, part of the idempotency key (`${event.id}:${id}`). Default `ClassName.methodName`.
-   * Give one when two distinct classes share a name (say `PaymentListener` in two feature modules):
-   * the boot refuses them otherwise. Keep it once deliveries were handled: changing it makes
-   * redeliveries run the handler again. 1-128 letters, digits, `.`, `_`, `-`.
+   * @deprecated Use `handlerId` (the same value; `id` read as the event's id). Still accepted;
+   * giving both with different values is refused.
    */
   id?: string;
 }

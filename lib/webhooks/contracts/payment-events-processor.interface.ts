@@ -10,7 +10,7 @@ export interface PaymentEventsProcessingResult {
 }
 
 /**
- * Runs a verified event after the guard and the parser: inline (`PaymentEventsDispatcher` in the
+ * Runs a verified event after the delivery checks (signature, then parser): inline (`PaymentEventsDispatcher` in the
  * request) or queued (BullMQ; answer once the job is durably accepted).
  */
 export interface PaymentEventsProcessor {

@@ -27,7 +27,10 @@ export const PAYMENTS_WEBHOOKS_OPTIONS = Symbol('PAYMENTS_WEBHOOKS_OPTIONS');
  * inbox inject it). The class token names only the unnamed instance's registry, even for `app.get`;
  * a named instance exports its own under `getPaymentEventsRegistryToken(name)`.
  */
-export const PAYMENTS_EVENTS_REGISTRY = Symbol('PAYMENTS_EVENTS_REGISTRY');
+export const PAYMENT_EVENTS_REGISTRY = Symbol('PAYMENT_EVENTS_REGISTRY');
+
+/** @deprecated Renamed `PAYMENT_EVENTS_REGISTRY` (beside `PAYMENT_EVENTS_DISPATCHER`): the same token. */
+export const PAYMENTS_EVENTS_REGISTRY = PAYMENT_EVENTS_REGISTRY;
 
 /** Token of the dispatcher of one instance (`PaymentEventsDispatch`), for the queue worker. */
 export const PAYMENT_EVENTS_DISPATCHER = Symbol('PAYMENT_EVENTS_DISPATCHER');

@@ -32,8 +32,10 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   optionsNotLast: 'must be event names or wildcards, with the options object last',
   noEventName: 'must name at least one event name or wildcard',
   notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
-  badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { name: 'eu' }",
-  badHandlerId: "must be 1 to 128 letters, digits, '.', '_' or '-', e.g. { id: 'BillingPaymentListener.paid' }",
+  badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { instance: 'eu' }",
+  badHandlerId: "must be 1 to 128 letters, digits, '.', '_' or '-', e.g. { handlerId: 'BillingPaymentListener.paid' }",
+  twoSpellings: (option: string, deprecated: string): string =>
+    `and its deprecated spelling '${deprecated}' are both given, with different values: keep '${option}' only`,
   twoInstanceNames:
     'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
 } as const;

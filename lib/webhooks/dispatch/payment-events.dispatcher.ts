@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
@@ -57,7 +57,7 @@ export class PaymentEventsDispatcher {
   private readonly claims: HandlerClaims;
 
   constructor(
-    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,

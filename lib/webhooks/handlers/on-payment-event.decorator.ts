@@ -33,7 +33,7 @@ export type OnPaymentEventDecorator<T extends PaymentEventPattern> = <M extends 
  * \@OnPaymentEvent('payment_intent.succeeded', 'charge.succeeded')
  * async paid(event: PaymentEvent<'payment_intent.succeeded' | 'charge.succeeded'>, ctx: PaymentEventContext) {}
  *
- * \@OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+ * \@OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
  * async paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>) {} // deliveries of the instance 'eu' only
  *
  * \@OnPaymentEvent('payment_intent.succeeded', { transactional: true })
@@ -44,16 +44,11 @@ export function OnPaymentEvent<
 >(...typesAndOptions: A): OnPaymentEventDecorator<Extract<A[number], PaymentEventPattern>> {
   const args = [...typesAndOptions];
   const last = args[args.length - 1];
-  const options = typeof last === 'object' && last !== null ? (args.pop() as OnPaymentEventOptions) : undefined;
+  const given = typeof last === 'object' && last !== null ? (args.pop() as OnPaymentEventOptions) : undefined;
   if (args.some((arg) => typeof arg !== 'string')) {
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.optionsNotLast);
   }
-  if (options?.name !== undefined && (typeof options.name !== 'string' || options.name === '')) {
-    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.badInstanceName);
-  }
-  if (options?.id !== undefined && (typeof options.id !== 'string' || !HANDLER_ID_PATTERN.test(options.id))) {
-    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'id', ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
-  }
+  const options = given === undefined ? undefined : checkedOptions(given);
   const types = args as PaymentEventPattern[];
   if (types.length === 0)
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'types', ON_PAYMENT_EVENT_MESSAGES.noEventName);
@@ -76,8 +71,16 @@ export function OnPaymentEvent<
     if (options !== undefined) {
       const previousOptions = Reflect.getMetadata(PAYMENT_EVENT_HANDLER_OPTIONS_METADATA, method) as
         OnPaymentEventOptions | undefined;
-      if (options.name !== undefined && previousOptions?.name !== undefined && previousOptions.name !== options.name) {
-        throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'name', ON_PAYMENT_EVENT_MESSAGES.twoInstanceNames);
+      if (
+        options.instance !== undefined &&
+        previousOptions?.instance !== undefined &&
+        previousOptions.instance !== options.instance
+      ) {
+        throw new PaymentsInvalidArgumentError(
+          '@OnPaymentEvent()',
+          'instance',
+          ON_PAYMENT_EVENT_MESSAGES.twoInstanceNames,
+        );
       }
       Reflect.defineMetadata(
         PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
@@ -86,4 +89,51 @@ export function OnPaymentEvent<
       );
     }
   };
+}
+
+/**
+ * The options with `instance` and `handlerId` read from either spelling (the deprecated `name` and
+ * `id` still work; both spellings with different values are refused, naming the option), checked, and
+ * stored under both spellings so that a reader of either sees the same value.
+ */
+function checkedOptions(options: OnPaymentEventOptions): OnPaymentEventOptions {
+  const instance = eitherSpelling(options, 'instance', 'name');
+  const handlerId = eitherSpelling(options, 'handlerId', 'id');
+  if (instance !== undefined && (typeof instance.value !== 'string' || instance.value === '')) {
+    throw new PaymentsInvalidArgumentError(
+      '@OnPaymentEvent()',
+      instance.key,
+      ON_PAYMENT_EVENT_MESSAGES.badInstanceName,
+    );
+  }
+  if (handlerId !== undefined && (typeof handlerId.value !== 'string' || !HANDLER_ID_PATTERN.test(handlerId.value))) {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', handlerId.key, ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
+  }
+  const checked: OnPaymentEventOptions = { ...options };
+  if (instance !== undefined) {
+    checked.instance = checked.name = instance.value as string;
+  }
+  if (handlerId !== undefined) {
+    checked.handlerId = checked.id = handlerId.value as string;
+  }
+  return checked;
+}
+
+/** The value of `option` or of its deprecated spelling, and which key gave it; refuses two different values. */
+function eitherSpelling(
+  options: OnPaymentEventOptions,
+  option: 'instance' | 'handlerId',
+  deprecated: 'name' | 'id',
+): { key: string; value: unknown } | undefined {
+  const current: unknown = options[option];
+  const old: unknown = options[deprecated];
+  if (current !== undefined && old !== undefined && current !== old) {
+    throw new PaymentsInvalidArgumentError(
+      '@OnPaymentEvent()',
+      option,
+      ON_PAYMENT_EVENT_MESSAGES.twoSpellings(option, deprecated),
+    );
+  }
+  if (current !== undefined) return { key: option, value: current };
+  return old === undefined ? undefined : { key: deprecated, value: old };
 }

@@ -1,8 +1,13 @@
-import { Inject, Injectable, Logger, Optional, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { DEFAULT_PAYMENTS_INSTANCE } from '../../core/payments.defaults.js';
-import { isDefaultPaymentsInstance, PAYMENTS_INSTANCE_NAME } from '../../core/payments.instance.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from '../contracts/payments-webhooks.constants.js';
+import {
+  isDefaultPaymentsInstance,
+  PAYMENTS_INSTANCE_DESCRIPTOR,
+  PAYMENTS_INSTANCE_NAME,
+  type PaymentsInstanceDescriptor,
+} from '../../core/payments.instance.js';
+import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_PATH } from '../contracts/payments-webhooks.constants.js';
 import { PaymentEventsMetadataAccessor } from './payment-events-metadata.accessor.js';
 import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
@@ -20,18 +25,38 @@ function moduleNameOf(wrapper: DiscoveredWrapper): string {
 
 type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
+/** A handler bound to another instance than this one: `ClassName.method` and the instance it names. */
+interface BoundElsewhere {
+  handler: string;
+  instance: string;
+}
+
+/** Refuses a handler bound to an instance name that no `PaymentsModule` (or receiver) of the app has. */
+function checkInstancesExist(elsewhere: readonly BoundElsewhere[], instances: ReadonlySet<string>): void {
+  const missing = elsewhere.find(({ instance }) => !instances.has(instance));
+  if (missing === undefined) return;
+  throw new PaymentsConfigurationError(
+    '@OnPaymentEvent({ instance })',
+    `of ${missing.handler} is '${missing.instance}', but no PaymentsModule instance has that name (instances: ${[...instances].map((known) => `'${known}'`).join(', ')}), so it would never run`,
+    `import PaymentsModule.forRoot({ name: '${missing.instance}', ... }), or bind the handler to an existing instance`,
+  );
+}
+
 /**
  * Walks every provider and controller at boot and registers each `@OnPaymentEvent` method in the
  * `PaymentEventsRegistry`. Wrappers without an instance and aliases are skipped; the class is read
  * from the instance, so `useValue` and `useFactory` providers are found. Request-scoped and transient
  * providers cannot receive events (there is no request to resolve them in), so they are skipped with a
  * warning. Each module instance has its own explorer, which registers only the handlers bound to its
- * name (`@OnPaymentEvent(type, { name })`; no name: the unnamed instance).
+ * name (`@OnPaymentEvent(type, { instance })`; none: the unnamed instance). The same walk refuses a
+ * handler bound to a name no instance of the app has (it would never run).
  */
 @Injectable()
-export class PaymentEventsExplorer implements OnModuleInit {
+export class PaymentEventsExplorer implements OnModuleInit, OnApplicationBootstrap {
   private readonly logger = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
   private explored = false;
+  /** What the walk found bound to another instance, and the instances of the app: checked once every module is up. */
+  private bindings: { elsewhere: BoundElsewhere[]; instances: Set<string> } | undefined;
   /** Which class each handler id belongs to, and its module: one id, one class. */
   private readonly owners = new Map<string, { type: unknown; module: string }>();
 
@@ -39,7 +64,7 @@ export class PaymentEventsExplorer implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly metadataScanner: MetadataScanner,
     private readonly accessor: PaymentEventsMetadataAccessor,
-    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
+    @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
     @Inject(PAYMENTS_WEBHOOKS_PATH) private readonly webhooksPath: string | false,
     @Optional() @Inject(PAYMENTS_INSTANCE_NAME) private readonly instanceName: string = DEFAULT_PAYMENTS_INSTANCE,
     @Optional() private readonly appConfig?: ApplicationConfig,
@@ -59,12 +84,30 @@ export class PaymentEventsExplorer implements OnModuleInit {
     if (this.explored) return;
     this.explored = true;
     const seen = new Set<unknown>();
+    const instances = new Set<string>();
+    const elsewhere: BoundElsewhere[] = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      this.exploreWrapper(wrapper, seen);
+      if (wrapper.token === PAYMENTS_INSTANCE_DESCRIPTOR && wrapper.instance) {
+        instances.add((wrapper.instance as PaymentsInstanceDescriptor).name);
+      }
+      this.exploreWrapper(wrapper, seen, elsewhere);
     }
+    this.bindings = { elsewhere, instances };
   }
 
-  protected exploreWrapper(wrapper: DiscoveredWrapper, seen: Set<unknown>): void {
+  /**
+   * Refuses a handler bound to a name no instance has. After every module's `onModuleInit`, so that the
+   * instances' own refusals (`PaymentsModule.onModuleInit`: two instances on one name or route) come first.
+   */
+  onApplicationBootstrap(): void {
+    this.explore();
+    if (this.bindings === undefined) return;
+    const { elsewhere, instances } = this.bindings;
+    this.bindings = undefined;
+    checkInstancesExist(elsewhere, instances);
+  }
+
+  protected exploreWrapper(wrapper: DiscoveredWrapper, seen: Set<unknown>, elsewhere: BoundElsewhere[] = []): void {
     if (wrapper.isAlias) return;
     const { instance } = wrapper;
     if (!instance || typeof instance !== 'object') {
@@ -86,8 +129,13 @@ export class PaymentEventsExplorer implements OnModuleInit {
       const patterns = this.accessor.getEventPatterns(method);
       if (!patterns) continue;
       const options = this.accessor.getHandlerOptions(method);
-      if (!this.listensHere(options.name)) continue;
-      const id = options.id ?? `${className}.${methodName}`;
+      if (!this.listensHere(options.instance)) {
+        if (!isDefaultPaymentsInstance(options.instance)) {
+          elsewhere.push({ handler: `${className}.${methodName}`, instance: options.instance! });
+        }
+        continue;
+      }
+      const id = options.handlerId ?? `${className}.${methodName}`;
       this.claimId(id, instance as object, wrapper);
       const registered = this.registry.register({
         id,
@@ -119,9 +167,9 @@ export class PaymentEventsExplorer implements OnModuleInit {
     if (first.type === owner.type) return;
     const className = (owner.type as { name?: string }).name ?? id;
     throw new PaymentsConfigurationError(
-      '@OnPaymentEvent({ id })',
+      '@OnPaymentEvent({ handlerId })',
       `'${id}' is the handler id of two distinct classes named ${className}: the one in ${first.module} (found first, so the one that received events until now) and the one in ${owner.module}; the handler id is part of the idempotency key, so one would be dropped`,
-      `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { id: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
+      `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { handlerId: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
     );
   }
 

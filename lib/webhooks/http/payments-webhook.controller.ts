@@ -2,8 +2,8 @@ import type { ServerResponse } from 'node:http';
 import {
   Controller,
   HttpCode,
-  Logger,
   Inject,
+  Optional,
   Post,
   Req,
   Res,
@@ -12,7 +12,7 @@ import {
   VERSION_NEUTRAL,
   type Type,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../contracts/payments-webhooks.constants.js';
 import {
   PaymentEventsProcessor,
@@ -20,8 +20,6 @@ import {
 } from '../contracts/payment-events-processor.interface.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
-import { PAYMENTS_WEBHOOKS_LOGGER } from '../contracts/payments-webhooks.messages.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { WebhookRawBodyReader } from './webhook-raw-body.reader.js';
 import {
@@ -29,51 +27,47 @@ import {
   type VerifiedWebhookDelivery,
   type WebhookRequestLike,
 } from './webhook-delivery.checks.js';
-import { deliveryTelemetryOf } from '../../telemetry/delivery-telemetry.request.js';
-import { NOOP_DELIVERY, type PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
+import { WebhookDeliveryOutcome } from './webhook-delivery.outcome.js';
+import {
+  NOOP_DELIVERY,
+  PaymentsTelemetry,
+  type PaymentsDeliveryTelemetry,
+} from '../../telemetry/payments.telemetry.js';
+import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { isPromiseLike, toPromise, type Pending } from '../../core/payments.pending.js';
 
-const LISTENER_LOGGER = new Logger(PAYMENTS_WEBHOOKS_LOGGER);
-
-/** The body of every delivery the receiver verified: `outcome` says what became of the event. */
-export interface WebhookReceiptBody {
-  received: true;
-  outcome: string;
-}
-
-/** The receipt of each outcome, made once: frozen, so no delivery allocates one. */
-const RECEIPTS = new Map<string, Readonly<WebhookReceiptBody>>();
-
-function receiptOf(outcome: string): Readonly<WebhookReceiptBody> {
-  let receipt = RECEIPTS.get(outcome);
-  if (receipt === undefined) {
-    receipt = Object.freeze({ received: true, outcome });
-    // Outcomes are a small fixed set (the processors' own words); the bound only guards a custom processor.
-    if (RECEIPTS.size < 64) RECEIPTS.set(outcome, receipt);
-  }
-  return receipt;
-}
+export type { WebhookReceiptBody } from './webhook-delivery.outcome.js';
 
 /**
  * Builds the receiver for `path`: a new controller class per call, so that the route is the
  * configured one without touching the metadata of a shared class (two apps in one process can use
- * two paths). `POST {path}` first runs the checks of `WebhookDeliveryChecks`, hands the verified event to the
- * `PaymentEventsProcessor` and answers its status (200, 409, 500 or 503; never 201) with
- * `{ received: true, outcome }`. Class and handler carry `PAYMENTS_WEBHOOK_ROUTE_METADATA`
- * (see `isPaymentsWebhookRoute`). The module calls this for you.
+ * two paths). `POST {path}` starts the delivery's span, runs `WebhookDeliveryChecks.check`, hands the
+ * verified event to the `PaymentEventsProcessor` and answers its status (200, 409, 500 or 503; never
+ * 201) with `{ received: true, outcome }`, or the refusal of the checks; `WebhookDeliveryOutcome` ends
+ * every delivery. Class and handler carry `PAYMENTS_WEBHOOK_ROUTE_METADATA` (see
+ * `isPaymentsWebhookRoute`). The module calls this for you.
  */
 export function createPaymentsWebhookController(path: string): Type<unknown> {
   @Controller({ path, version: VERSION_NEUTRAL })
   @SetMetadata(PAYMENTS_WEBHOOK_ROUTE_METADATA, true)
   @UseFilters(WebhookExceptionFilter)
   class PaymentsWebhookController {
+    private readonly outcome: WebhookDeliveryOutcome;
+
     constructor(
       @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
-      @Inject(HttpAdapterHost) private readonly adapterHost: HttpAdapterHost,
-      @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions,
-      @Inject(WebhookDeliveryChecks) private readonly guard: WebhookDeliveryChecks,
+      @Inject(HttpAdapterHost) adapterHost: HttpAdapterHost,
+      @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
+      @Inject(WebhookDeliveryChecks) private readonly checks: WebhookDeliveryChecks,
       @Inject(WebhookRawBodyReader) private readonly bodyReader: WebhookRawBodyReader,
-    ) {}
+      @Optional()
+      @Inject(PaymentsTelemetry)
+      private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
+      @Optional() @Inject(ApplicationConfig) appConfig?: ApplicationConfig,
+      @Optional() @Inject(PAYMENTS_RUNTIME) runtime?: PaymentsRuntime,
+    ) {
+      this.outcome = new WebhookDeliveryOutcome(adapterHost, webhooks, appConfig, runtime);
+    }
 
     @Post()
     @HttpCode(200)
@@ -90,49 +84,49 @@ export function createPaymentsWebhookController(path: string): Type<unknown> {
     }
 
     private verifyThenRun(request: WebhookRequestLike, response: unknown): Pending<void> {
-      // Verified first thing, by the signature guard's checks called directly (not through Nest's guard
-      // machinery, which costs a context and promises per delivery); the host's global guards ran before.
-      const verified = this.guard.check(request);
-      if (isPromiseLike(verified))
-        return Promise.resolve(verified).then((delivery) => this.run(request, response, delivery));
-      return this.run(request, response, verified);
+      // The delivery span starts here (child of the app's HTTP server span); `outcome` ends it.
+      const telemetry = this.telemetry.startDelivery();
+      // Verified first thing, by the checks called directly (not as a Nest guard, which costs a context
+      // and promises per delivery); the host's global guards ran before.
+      let verified: Pending<VerifiedWebhookDelivery>;
+      try {
+        verified = this.checks.check(request);
+      } catch (error) {
+        return this.outcome.failed(response, error, telemetry);
+      }
+      if (isPromiseLike(verified)) {
+        return Promise.resolve(verified).then(
+          (delivery) => this.run(response, delivery, telemetry),
+          (error: unknown) => this.outcome.failed(response, error, telemetry),
+        );
+      }
+      return this.run(response, verified, telemetry);
     }
 
-    private run(request: object, response: unknown, delivery: VerifiedWebhookDelivery): Pending<void> {
-      // Handler, queue and client spans become children of the delivery span the guard started.
-      const telemetry = deliveryTelemetryOf(request);
-      const processed =
-        telemetry === NOOP_DELIVERY
-          ? this.processor.process(delivery.event, delivery.receivedAt)
-          : telemetry.run(() => toPromise(() => this.processor.process(delivery.event, delivery.receivedAt)));
-      // Answered at once when nothing had to wait (memory store, a handler that returns no promise).
-      if (isPromiseLike(processed))
-        return processed.then((result) => this.answer(response, delivery, telemetry, result));
-      this.answer(response, delivery, telemetry, processed);
-    }
-
-    private answer(
+    private run(
       response: unknown,
       delivery: VerifiedWebhookDelivery,
       telemetry: PaymentsDeliveryTelemetry,
-      result: PaymentEventsProcessingResult,
-    ): void {
-      telemetry.end(result.outcome, result.status);
-      const listener = this.webhooks.deliveryListener;
-      if (listener) {
-        const { event, receivedAt } = delivery;
-        const record = {
-          eventId: event.id,
-          type: event.event,
-          webhookId: event.webhook_id,
-          status: result.status,
-          outcome: result.outcome,
-          receivedAt,
-        };
-        notifyDeliveryListener(listener, 'onDelivery', record, LISTENER_LOGGER);
+    ): Pending<void> {
+      telemetry.verified(delivery.event);
+      let processed: Pending<PaymentEventsProcessingResult>;
+      try {
+        // Handler, queue and client spans become children of the delivery span.
+        processed =
+          telemetry === NOOP_DELIVERY
+            ? this.processor.process(delivery.event, delivery.receivedAt)
+            : telemetry.run(() => toPromise(() => this.processor.process(delivery.event, delivery.receivedAt)));
+      } catch (error) {
+        return this.outcome.failed(response, error, telemetry);
       }
-      // Written explicitly (not returned), so a global interceptor of the host cannot reshape it.
-      this.adapterHost.httpAdapter.reply(response, receiptOf(result.outcome), result.status);
+      // Answered at once when nothing had to wait (memory store, a handler that returns no promise).
+      if (isPromiseLike(processed)) {
+        return processed.then(
+          (result) => this.outcome.answered(response, delivery, telemetry, result),
+          (error: unknown) => this.outcome.failed(response, error, telemetry),
+        );
+      }
+      this.outcome.answered(response, delivery, telemetry, processed);
     }
   }
   return PaymentsWebhookController;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { PAYMENTS_RUNTIME } from '../../core/payments.runtime.js';
 import { isPromiseLike, type Pending } from '../../core/payments.pending.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
@@ -10,37 +10,27 @@ import { parseWebhookPayload } from './webhook-payload.parser.js';
 import { WebhookLogSampler, WebhookSecretMismatchDetector } from '../../core/webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
-import { attachDeliveryTelemetry } from '../../telemetry/delivery-telemetry.request.js';
-import { PaymentsTelemetry, type PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
 import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
 import { ApplicationConfig } from '@nestjs/core';
 import { servedRouteOf } from './payments-webhook-route.helper.js';
 
-/** Where the guard leaves the verified event and the reception time on the request. */
-const VERIFIED_DELIVERY = Symbol('payments:verified_delivery');
-
-/** A delivery that passed the guard. */
+/** A delivery that passed the checks: the value `check()` returns, passed on by the route. */
 export interface VerifiedWebhookDelivery {
   event: PaymentEvent;
   receivedAt: Date;
 }
 
-/** The request, as much of it as the guard reads; Express and Fastify requests both fit. */
+/** The request, as much of it as the checks read; Express and Fastify requests both fit. */
 export interface WebhookRequestLike {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   rawBody?: unknown;
   secure?: boolean;
   protocol?: string;
-  [VERIFIED_DELIVERY]?: VerifiedWebhookDelivery;
-}
-
-/** The delivery the guard verified for this request, or `undefined` if it did not run. */
-export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDelivery | undefined {
-  return (request as WebhookRequestLike)[VERIFIED_DELIVERY];
 }
 
 /**
- * Lets a webhook delivery through only once it is proven to come from the service, in this order:
+ * Lets a webhook delivery through only once it is proven to come from the service. A plain service
+ * with one entry, `check(request)`, which the route calls first thing; the checks, in this order:
  * HTTPS when required (403) -> size (413) -> raw body present (500, with a log line naming the fix; 415
  * when the framework kept no raw bytes because the body is not declared as JSON) ->
  * the configured verifier over the RAW bytes (401) -> JSON and WebhookEventPayload shape (400) ->
@@ -48,7 +38,7 @@ export function getVerifiedWebhookDelivery(request: object): VerifiedWebhookDeli
  * verified. Override the protected hooks to adapt one step.
  */
 @Injectable()
-export class WebhookDeliveryChecks implements CanActivate {
+export class WebhookDeliveryChecks {
   protected readonly logger: Logger;
   /** Refusals are sampled per reason: anyone can send them, so they must not set the log volume. */
   protected readonly rejections = new WebhookLogSampler({
@@ -65,41 +55,18 @@ export class WebhookDeliveryChecks implements CanActivate {
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions,
     @Inject(PAYMENTS_RUNTIME) protected readonly runtime: PaymentsRuntime,
-    @Optional()
-    @Inject(PaymentsTelemetry)
-    protected readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
     @Optional() private readonly appConfig?: ApplicationConfig,
   ) {
     this.logger = webhooksLogger(webhooks);
   }
 
   /**
-   * As a Nest guard: runs `check` and leaves the verified delivery on the request
-   * (`getVerifiedWebhookDelivery`). Synchronous when the verifier is (both built-in ones are).
-   */
-  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
-    const request = context.switchToHttp().getRequest<WebhookRequestLike>();
-    const checked = this.check(request);
-    if (isPromiseLike(checked)) {
-      return Promise.resolve(checked).then((delivery) => {
-        request[VERIFIED_DELIVERY] = delivery;
-        return true;
-      });
-    }
-    request[VERIFIED_DELIVERY] = checked;
-    return true;
-  }
-
-  /**
    * Every check of a delivery, in order; throws the refusal (a `WebhookRejectionException`), or
-   * returns the verified event. The receiver's route calls it first thing, itself rather than through
-   * Nest's guard machinery (one less promise and context per delivery); the host's own global guards
-   * still run before it. A promise only when the verifier returns one.
+   * returns the verified event and its reception time, as a value. The receiver's route calls it first
+   * thing (not as a Nest guard: one less promise and context per delivery); the host's own global guards
+   * still run before it. A promise only when the verifier returns one (both built-in ones are synchronous).
    */
   check(request: WebhookRequestLike): Pending<VerifiedWebhookDelivery> {
-    // The delivery span starts here (child of the app's HTTP server span); the controller or the filter ends it.
-    const delivery = this.telemetry.startDelivery();
-    attachDeliveryTelemetry(request, delivery);
     const receivedAt = new Date(this.runtime.now());
     const webhooks = this.webhooks;
     if (webhooks.disabled) {
@@ -135,11 +102,9 @@ export class WebhookDeliveryChecks implements CanActivate {
 
     const verification = this.verify(webhooks, rawBody, request);
     if (isPromiseLike(verification)) {
-      return Promise.resolve(verification).then((result) =>
-        this.accept(webhooks, rawBody, result, delivery, receivedAt),
-      );
+      return Promise.resolve(verification).then((result) => this.accept(webhooks, rawBody, result, receivedAt));
     }
-    return this.accept(webhooks, rawBody, verification, delivery, receivedAt);
+    return this.accept(webhooks, rawBody, verification, receivedAt);
   }
 
   /** After the verifier: signature (401), JSON and shape (400), endpoint (401). */
@@ -147,7 +112,6 @@ export class WebhookDeliveryChecks implements CanActivate {
     webhooks: ResolvedWebhooksOptions,
     rawBody: Buffer,
     verification: WebhookVerificationResult,
-    delivery: PaymentsDeliveryTelemetry,
     receivedAt: Date,
   ): VerifiedWebhookDelivery {
     if (!verification.valid) {
@@ -163,7 +127,6 @@ export class WebhookDeliveryChecks implements CanActivate {
     if (!this.isEndpointAllowed(webhooks, event)) {
       this.reject(401, 'unknown_endpoint', `webhook_id of event ${event.id} is not in endpointIds`);
     }
-    delivery.verified(event);
     // No 'Received' line: a delivery that goes well logs nothing by default (docs/logging.md).
     return { event, receivedAt };
   }

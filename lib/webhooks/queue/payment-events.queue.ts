@@ -14,12 +14,11 @@ import type {
 import type { PaymentEventsWorker } from './payment-events.worker.js';
 import { loadBullmq } from './bullmq.loader.js';
 import { closeOwnedClients, resolveQueueConnections, type DuplicableRedisClient } from './queue-connection.util.js';
-import { PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
+import { PAYMENTS_QUEUE_LOGGER, PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
 
 type ResolvedQueueOptions = Exclude<ResolvedWebhooksOptions['processing'], 'inline'>['queue'];
 
-/** Name of the Nest `Logger` of the queue and its worker. */
-export const PAYMENTS_QUEUE_LOGGER = 'PaymentsWebhooksQueue';
+export { PAYMENTS_QUEUE_LOGGER } from './payments-queue.constants.js';
 
 /** Completed jobs kept at most this many (besides the age limit), to bound Redis memory. */
 const COMPLETED_JOBS_KEPT = 100_000;

@@ -16,7 +16,7 @@ import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.opt
 import { PaymentEventJobError } from './payment-event-job.error.js';
 import type { PaymentEventJobData } from './payment-event-job.interface.js';
 import { loadBullmq } from './bullmq.loader.js';
-import { PAYMENTS_QUEUE_LOGGER } from './payment-events.queue.js';
+import { PAYMENTS_QUEUE_LOGGER } from './payments-queue.constants.js';
 import type { ResolvedPaymentsQueueOptions as ResolvedQueueOptions } from '../contracts/payments-queue.options.js';
 import { closeOwnedClients, resolveWorkerConnection, type DuplicableRedisClient } from './queue-connection.util.js';
 

@@ -1,3 +1,6 @@
+/** Name of the Nest `Logger` of the queue, its enqueuer and its worker. */
+export const PAYMENTS_QUEUE_LOGGER = 'PaymentsWebhooksQueue';
+
 /**
  * Token of the queue part's worker inside one instance (`PaymentEventsWorker`, or nothing with
  * `worker: false`): the producer reads its status for health checks.

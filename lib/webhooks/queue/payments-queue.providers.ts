@@ -1,6 +1,6 @@
 import { Inject, type InjectionToken, type Provider } from '@nestjs/common';
 import { getPaymentsInstanceToken } from '../../core/payments.instance.js';
-import { PaymentEventsQueueProcessor } from './payment-events-queue.processor.js';
+import { PaymentEventsEnqueuer } from './payment-events.enqueuer.js';
 import { PaymentEventsQueue } from './payment-events.queue.js';
 import { PaymentEventsWorker } from './payment-events.worker.js';
 import { PAYMENTS_EVENTS_QUEUE, PAYMENTS_QUEUE_WORKER } from './payments-queue.constants.js';
@@ -39,7 +39,7 @@ export function createPaymentsQueuePart(
     { provide: PAYMENTS_EVENTS_QUEUE, useClass: PaymentEventsQueue },
     // The unnamed instance alone provides the class token: `app.get(PaymentEventsQueue)` is never another instance's.
     { provide: token, useExisting: PAYMENTS_EVENTS_QUEUE },
-    PaymentEventsQueueProcessor,
+    PaymentEventsEnqueuer,
   ];
   if (worker !== false) providers.push({ provide: PAYMENTS_QUEUE_WORKER, useClass: PaymentEventsWorker });
   return { providers, exports: [token] };

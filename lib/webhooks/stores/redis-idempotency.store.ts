@@ -4,18 +4,9 @@ import { STORE_ARGUMENT_MESSAGES, unexpectedStoreReplyMessage } from '../contrac
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
 import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 import { RedisIntentWatchStore } from './redis-intent-watch.store.js';
+import type { RedisScriptClient } from './redis-script-client.interface.js';
 
-/**
- * The part of an ioredis client (`Redis` or `Cluster`) the store uses. Declared here, rather than
- * imported from `ioredis`, so that the package's types compile for apps that do not install ioredis
- * (an optional peer). Any ioredis 5/6 client satisfies it.
- */
-export interface RedisScriptClient {
-  evalsha(sha1: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
-  eval(script: string, numberOfKeys: number | string, ...args: (string | number)[]): Promise<unknown>;
-  /** Used by `ping()` when present (every ioredis client has it). */
-  ping?(): Promise<unknown>;
-}
+export type { RedisScriptClient } from './redis-script-client.interface.js';
 
 /** Options of `RedisIdempotencyStore`. */
 export interface RedisIdempotencyStoreOptions {

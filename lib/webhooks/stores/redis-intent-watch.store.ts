@@ -1,5 +1,5 @@
 import type { IntentWatchStore, WatchedIntent, WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
-import type { RedisScriptClient } from './redis-idempotency.store.js';
+import type { RedisScriptClient } from './redis-script-client.interface.js';
 
 // Every key of one instance's list carries one hash tag ({watch}, or {watch:<instance>} for a named
 // instance): one slot, so the scripts run on a Redis Cluster too. KEYS: due (checked at least once),

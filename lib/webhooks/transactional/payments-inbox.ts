@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
-import { PAYMENTS_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
+import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import type { DispatchHandlerResult } from '../contracts/dispatch-result.types.js';
 import type { DispatchClaim, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
@@ -85,7 +85,7 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(IdempotencyStore) private readonly store: IdempotencyStore,
     @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime,
-    @Inject(PAYMENTS_EVENTS_REGISTRY) private readonly registry: PaymentEventHandlers,
+    @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventHandlers,
   ) {
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks.transactions;

@@ -64,7 +64,7 @@ const eventType = fc.oneof(
   { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 30 }) },
 );
 
-/** Keys that every JSON parser keeps as plain data (no `__proto__`: Fastify refuses it before the guard, legitimately). */
+/** Keys that every JSON parser keeps as plain data (no `__proto__`: Fastify refuses it before the receiver's checks, legitimately). */
 const safeKey = fc.stringMatching(/^[a-z][a-z0-9_]{0,11}$/);
 const safeJson: fc.Arbitrary<unknown> = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(

@@ -75,7 +75,7 @@ describe.each(['express', 'fastify'] as const)('webhooks.deliveryListener on %s'
     fulfilment.reset();
   });
 
-  it('records a delivery the guard rejected as a rejection (status and reason only), never as a delivery of its event', async () => {
+  it('records a delivery the checks refused as a rejection (status and reason only), never as a delivery of its event', async () => {
     const before = journal.totals();
     const event = createPaymentEvent('payment_intent.succeeded', { webhook_id: ENDPOINT_ID });
     const forged = sign(event, {

@@ -11,7 +11,7 @@ import {
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../../../lib/webhooks/index.js';
 import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/dispatch/inline-payment-events.processor.js';
 import { PaymentEventsProcessor } from '../../../lib/webhooks/contracts/payment-events-processor.interface.js';
-import { PaymentEventsQueueProcessor } from '../../../lib/webhooks/queue/payment-events-queue.processor.js';
+import { PaymentEventsEnqueuer } from '../../../lib/webhooks/queue/payment-events.enqueuer.js';
 import { createPaymentsWebhookController } from '../../../lib/webhooks/http/payments-webhook.controller.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
@@ -62,7 +62,7 @@ describe('PaymentsModule webhook wiring', () => {
         }),
       ),
     );
-    expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(PaymentEventsQueueProcessor);
+    expect(ref.get(PaymentEventsProcessor)).toBeInstanceOf(PaymentEventsEnqueuer);
   });
 
   it('[W8] fails at boot without a verifier (there is no default scheme)', async () => {

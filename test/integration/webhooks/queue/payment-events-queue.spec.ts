@@ -12,7 +12,7 @@ import type {
   PaymentEventsDispatcher,
 } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { PaymentEventsQueue } from '../../../../lib/webhooks/queue/payment-events.queue.js';
-import { PaymentEventsQueueProcessor } from '../../../../lib/webhooks/queue/payment-events-queue.processor.js';
+import { PaymentEventsEnqueuer } from '../../../../lib/webhooks/queue/payment-events.enqueuer.js';
 import { PaymentEventsWorker } from '../../../../lib/webhooks/queue/payment-events.worker.js';
 import { REDIS_URL, createRedis, deadPort, quitAll, uniqueQueueName, waitFor } from '../../redis-test.util.js';
 
@@ -77,7 +77,7 @@ describe('PaymentEventsQueue on real Redis', () => {
     // Lifecycle order as in Nest: the producer opens on module init, the worker starts on bootstrap.
     await queue.onModuleInit();
     await worker.onApplicationBootstrap();
-    return { queue, worker, calls, name, processor: new PaymentEventsQueueProcessor(queue) };
+    return { queue, worker, calls, name, processor: new PaymentEventsEnqueuer(queue) };
   }
 
   async function jobCounts(name: string) {

@@ -70,7 +70,7 @@ describe('two handler classes with one class name', () => {
     expect(message).toContain("'PaymentListener.paid' is the handler id of two distinct classes named PaymentListener");
     expect(message).toContain('BillingModule (found first');
     expect(message).toContain('ShippingModule');
-    expect(message).toContain("@OnPaymentEvent(type, { id: 'ShippingModule.PaymentListener.paid' })");
+    expect(message).toContain("@OnPaymentEvent(type, { handlerId: 'ShippingModule.PaymentListener.paid' })");
     expect(message).not.toContain('two instances of');
   });
 
@@ -93,5 +93,31 @@ describe('two handler classes with one class name', () => {
 
   it('refuses an id that is not a short name', () => {
     expect(() => OnPaymentEvent('payment_intent.succeeded', { id: 'a b:c' })).toThrow(PaymentsInvalidArgumentError);
+  });
+
+  it('both run when the second has its own handlerId, as with the deprecated id', async () => {
+    const moduleRef = await boot(
+      paymentListener('billing'),
+      paymentListener('shipping', { handlerId: 'ShippingPaymentListener.paid' }),
+    );
+    const result = await moduleRef
+      .get(PaymentEventsDispatcher)
+      .dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt: new Date() });
+    expect(result.handlers.map((handler) => handler.handler).sort()).toEqual([
+      'PaymentListener.paid',
+      'ShippingPaymentListener.paid',
+    ]);
+    expect(runs.sort()).toEqual(['billing', 'shipping']);
+  });
+
+  it('refuses a handlerId that is not a short name, naming handlerId', () => {
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'a b:c' })).toThrow('`handlerId` must be');
+  });
+
+  it('accepts handlerId and the deprecated id together when they agree, and refuses them when they differ, naming the option', () => {
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'A.paid', id: 'A.paid' })).not.toThrow();
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'A.paid', id: 'B.paid' })).toThrow(
+      "@OnPaymentEvent(): `handlerId` and its deprecated spelling 'id' are both given, with different values",
+    );
   });
 });

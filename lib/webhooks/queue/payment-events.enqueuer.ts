@@ -4,18 +4,19 @@ import type {
   PaymentEventsProcessingResult,
   PaymentEventsProcessor,
 } from '../contracts/payment-events-processor.interface.js';
-import { PAYMENTS_QUEUE_LOGGER, PaymentEventsQueue } from './payment-events.queue.js';
-import { PAYMENTS_EVENTS_QUEUE } from './payments-queue.constants.js';
+import { PaymentEventsQueue } from './payment-events.queue.js';
+import { PAYMENTS_EVENTS_QUEUE, PAYMENTS_QUEUE_LOGGER } from './payments-queue.constants.js';
 
 /**
- * The processor of `webhooks.processing: { queue }` ([W3]): after verification and parsing, the
- * event becomes a BullMQ job (job id = event id) and the delivery is answered as soon as Redis has
+ * The `PaymentEventsProcessor` of `webhooks.processing: { queue }` ([W3]), on the receiving side: it only
+ * enqueues (the worker, `PaymentEventsWorker`, consumes). After verification and parsing, the event
+ * becomes a BullMQ job (job id = event id) and the delivery is answered as soon as Redis has
  * accepted it: 200 `enqueued`, or 200 `duplicate` when a job for that event already exists. When Redis
  * does not accept it (down, or slower than `enqueueTimeoutMs`), 503 `queue_unavailable`: the service
- * redelivers later, and nothing was lost. The handlers run in a worker (`PaymentEventsQueue`).
+ * redelivers later, and nothing was lost. The handlers run in the worker.
  */
 @Injectable()
-export class PaymentEventsQueueProcessor implements PaymentEventsProcessor {
+export class PaymentEventsEnqueuer implements PaymentEventsProcessor {
   private readonly logger = new Logger(PAYMENTS_QUEUE_LOGGER);
 
   constructor(@Inject(PAYMENTS_EVENTS_QUEUE) private readonly queue: PaymentEventsQueue) {}
@@ -34,3 +35,11 @@ export class PaymentEventsQueueProcessor implements PaymentEventsProcessor {
     }
   }
 }
+
+/**
+ * @deprecated Renamed `PaymentEventsEnqueuer`: it only enqueues (in `@nestjs/bullmq` a processor
+ * consumes jobs). The same class; this alias goes in the next major version.
+ */
+export const PaymentEventsQueueProcessor = PaymentEventsEnqueuer;
+/** @deprecated Renamed `PaymentEventsEnqueuer`. */
+export type PaymentEventsQueueProcessor = PaymentEventsEnqueuer;
