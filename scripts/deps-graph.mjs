@@ -94,8 +94,11 @@ if (problems.length > 0) {
 
 /**
  * The house rules of the receiver (lib/webhooks), read at folder granularity whatever the mode:
- * - contracts/ imports nothing of lib/webhooks (only core, errors, client types);
- * - the plug-ins (stores, verifiers, queue, transactional, journal) import only contracts/ of lib/webhooks;
+ * - contracts/ imports nothing of lib/webhooks (only core, errors, client types), and holds declarations
+ *   only: no function or class body (interfaces, types, tokens, constants);
+ * - the plug-ins (stores, verifiers, queue, transactional, journal, reconcile) import only contracts/ and
+ *   support/ (the receiver's own helpers) of lib/webhooks; support/ imports only contracts/;
+ * - dispatch/ (the dispatcher) imports no plug-in: plug-ins reach it through `PaymentsDispatchPlugin`;
  * - no subfolder imports the root of lib/webhooks (the wiring): no arrow back up;
  * - no cycle between the subfolders (any length);
  * - lib/postgres (the engine helpers the store and the inbox share) imports only core and errors.
@@ -123,10 +126,19 @@ function receiverProblems() {
       if (to === W) found.push(`arrow back up: ${file} imports the root of ${W}`);
       if (!to.startsWith(`${W}/`)) continue;
       if (from === `${W}/contracts`) found.push(`contracts imports ${to} (${file})`);
-      if (PLUG_INS.has(from) && to !== `${W}/contracts`) found.push(`plug-in ${from} imports ${to} (${file})`);
+      const shared = to === `${W}/contracts` || to === `${W}/support`;
+      if (PLUG_INS.has(from) && !shared) found.push(`plug-in ${from} imports ${to} (${file})`);
+      if (from === `${W}/support` && to !== `${W}/contracts`) found.push(`support imports ${to} (${file})`);
+      if (from === `${W}/dispatch` && PLUG_INS.has(to)) found.push(`the dispatcher imports plug-in ${to} (${file})`);
       if (!graph.has(from)) graph.set(from, new Set());
       graph.get(from).add(to);
     }
+  }
+  for (const [file, text] of sources()) {
+    if (!file.split('\\').join('/').startsWith(`${W}/contracts/`)) continue;
+    // Runtime code: a function or a class with a body (a declared signature, a type or a constant is fine).
+    if (/^export (async )?function |^export class |^(async )?function |^class /m.test(text))
+      found.push(`contracts holds runtime code: ${file} (move it to ${W}/support or the part that runs it)`);
   }
   // Cycles of any length between the subfolders: a depth-first walk that meets a folder on its own path.
   const state = new Map();

@@ -1,6 +1,6 @@
+import { isWebhookSignatureScheme } from '../webhooks/support/signature-scheme.guard.js';
 import { PaymentsConfigurationError } from '../errors/index.js';
 import {
-  isWebhookSignatureScheme,
   type WebhookSignatureScheme,
   type WebhookSigningOptions,
 } from '../webhooks/contracts/webhook-signature-scheme.interface.js';

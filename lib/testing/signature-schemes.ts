@@ -1,8 +1,6 @@
+import { isWebhookSignatureScheme } from '../webhooks/support/signature-scheme.guard.js';
 import { PaymentsConfigurationError } from '../errors/index.js';
-import {
-  isWebhookSignatureScheme,
-  type WebhookSignatureScheme,
-} from '../webhooks/contracts/webhook-signature-scheme.interface.js';
+import { type WebhookSignatureScheme } from '../webhooks/contracts/webhook-signature-scheme.interface.js';
 import { hmacScheme } from '../webhooks/verifiers/hmac.scheme.js';
 import { standardWebhooks } from '../webhooks/verifiers/standard-webhooks.scheme.js';
 import type { VerifierClock } from '../webhooks/verifiers/verifier-clock.js';

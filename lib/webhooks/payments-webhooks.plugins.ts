@@ -1,7 +1,7 @@
 import type { PaymentsDispatchPlugin } from './contracts/dispatch-plugin.interface.js';
 import type { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { webhooksLogger } from './contracts/payments-webhooks.logger.js';
+import { webhooksLogger } from './support/payments-webhooks.logger.js';
 import { DeliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
 import { WatchListSettlement } from './reconcile/watch-list.settlement.js';
 import type { PaymentsInbox } from './transactional/payments-inbox.js';

@@ -67,4 +67,34 @@ describe('deps:graph --check', () => {
     });
     expect(check(root).status).toBe(0);
   });
+
+  it('fails when the dispatcher imports a plug-in, and passes when plug-ins share contracts/ and support/', () => {
+    const seam = {
+      'webhooks/contracts/plugin.ts': 'export interface Plugin { name: string }\n',
+      'webhooks/support/notify.ts':
+        "import type { Plugin } from '../contracts/plugin.js';\nexport const notify = (p: Plugin) => p.name;\n",
+      'webhooks/transactional/inbox.ts':
+        "import type { Plugin } from '../contracts/plugin.js';\nimport { notify } from '../support/notify.js';\nexport const inbox: Plugin = { name: notify({ name: 'inbox' }) };\n",
+      'webhooks/dispatch/dispatcher.ts':
+        "import type { Plugin } from '../contracts/plugin.js';\nexport const run = (p: Plugin[]) => p.length;\n",
+    };
+    expect(check(treeOf(seam)).status).toBe(0);
+    const threaded = check(
+      treeOf({
+        ...seam,
+        'webhooks/dispatch/dispatcher.ts':
+          "import { inbox } from '../transactional/inbox.js';\nexport const run = () => inbox;\n",
+      }),
+    );
+    expect(threaded.stdout).toContain('the dispatcher imports plug-in lib/webhooks/transactional');
+    expect(threaded.status).toBe(1);
+  });
+
+  it('fails when contracts/ holds runtime code (a function body)', () => {
+    const { status, stdout } = check(
+      treeOf({ 'webhooks/contracts/util.ts': 'export function helper(): number {\n  return 1;\n}\n' }),
+    );
+    expect(stdout).toContain('contracts holds runtime code: lib/webhooks/contracts/util.ts');
+    expect(status).toBe(1);
+  });
 });

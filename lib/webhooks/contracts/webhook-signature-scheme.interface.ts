@@ -36,15 +36,3 @@ export interface WebhookSignatureScheme extends WebhookVerifier {
   /** A fresh random secret in the form this scheme's secrets take. */
   newSecret(): string;
 }
-
-/** Whether `value` is a `WebhookSignatureScheme` (rather than the options of one). */
-export function isWebhookSignatureScheme(value: unknown): value is WebhookSignatureScheme {
-  const candidate = value as Partial<WebhookSignatureScheme> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.sign === 'function' &&
-    typeof candidate.verify === 'function' &&
-    typeof candidate.withSecrets === 'function'
-  );
-}

@@ -9,17 +9,17 @@ import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
 import { reportRenewalProblem } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
-import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { retryReleaseLater } from '../../core/claim-release.retry.js';
+import { retryReleaseLater } from '../support/claim-release.retry.js';
 import { aggregate, deliveryLine, describe, whereOf, type HandlerRun } from './dispatch-summary.js';
 import { withOccurrence } from './terminal-occurrence.js';
 import { HandlerClaims } from './handler-claims.js';
 import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import { DispatchHooks } from './dispatch-hooks.js';
 import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
-import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 
 export type {
   DispatchHandlerResult,

@@ -7,10 +7,10 @@ import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from '../contracts/payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
-import { WebhookLogSampler, WebhookSecretMismatchDetector } from '../../core/webhook-log.sampler.js';
+import { WebhookLogSampler, WebhookSecretMismatchDetector } from '../support/webhook-log.sampler.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
-import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { ApplicationConfig } from '@nestjs/core';
 import { servedRouteOf } from './payments-webhook-route.helper.js';
 

@@ -1,11 +1,11 @@
 import { ForbiddenException, HttpException, type Logger } from '@nestjs/common';
 import type { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
-import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import type { PaymentEventsProcessingResult } from '../contracts/payment-events-processor.interface.js';
-import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
+import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
 import { servedRouteOf } from './payments-webhook-route.helper.js';
 import type { VerifiedWebhookDelivery } from './webhook-delivery.checks.js';

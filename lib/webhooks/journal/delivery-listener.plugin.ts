@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { DispatchSummary, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener, toHandlerRecords } from '../contracts/payment-delivery-listener.util.js';
+import { notifyDeliveryListener, toHandlerRecords } from '../support/delivery-listener.notify.js';
 
 /**
  * The opt-in `webhooks.deliveryListener` (a `PaymentDeliveryJournal`, or the app's own) as a plug-in of

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
-import { WebhookLogSampler } from '../../core/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,
@@ -11,7 +11,7 @@ import {
 import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
 import type { IntentWatchStore, WatchedIntent } from '../contracts/intent-watch-store.interface.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener } from '../contracts/payment-delivery-listener.util.js';
+import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import { nextCheckDelayMs } from './payments-reconcile.validator.js';
 import { formatAge, reconciledEvent, type ReconcileClient, type ReconcileSweepResult } from './reconcile-sweep.js';

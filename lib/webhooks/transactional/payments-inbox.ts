@@ -19,8 +19,8 @@ import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
-import { retryCompleteLater, retryReleaseLater } from '../../core/claim-release.retry.js';
-import { webhooksLogger } from '../contracts/payments-webhooks.logger.js';
+import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
+import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run

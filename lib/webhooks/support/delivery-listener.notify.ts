@@ -1,6 +1,9 @@
 import type { Logger } from '@nestjs/common';
-import type { DispatchHandlerResult } from './dispatch-result.types.js';
-import type { PaymentDeliveryListener, PaymentDispatchHandlerRecord } from './payment-delivery-listener.interface.js';
+import type { DispatchHandlerResult } from '../contracts/dispatch-result.types.js';
+import type {
+  PaymentDeliveryListener,
+  PaymentDispatchHandlerRecord,
+} from '../contracts/payment-delivery-listener.interface.js';
 
 const MAX_ERROR_CHARS = 300;
 

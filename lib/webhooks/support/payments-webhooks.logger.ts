@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { PAYMENTS_WEBHOOKS_LOGGER } from './payments-webhooks.messages.js';
-import type { ResolvedWebhooksOptions } from './payments-webhooks.options.js';
+import { PAYMENTS_WEBHOOKS_LOGGER } from '../contracts/payments-webhooks.messages.js';
+import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 
 /**
  * The receiver's logger of one instance: context `PaymentsWebhooks` for the unnamed instance (its

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { MemoryIdempotencyStore } from '../../../lib/index.js';
-import { retryCompleteLater, retryReleaseLater } from '../../../lib/core/claim-release.retry.js';
+import { MemoryIdempotencyStore } from '../../../../lib/index.js';
+import { retryCompleteLater, retryReleaseLater } from '../../../../lib/webhooks/support/claim-release.retry.js';
 
 /*
  * A release that failed (the store was unreachable) is retried in the background, so the redelivery
