@@ -37,7 +37,7 @@ const mutants = [
   {
     name: '5: intent ids used in the letter case they came in',
     file: 'lib/webhooks/handlers/payment-event.context.ts',
-    from: 'return isUuid(id) ? id.toLowerCase() : undefined;',
+    from: 'return isUuid(id) ? lowerCaseUuid(id) : undefined;',
     to: 'return isUuid(id) ? id : undefined;',
   },
   {

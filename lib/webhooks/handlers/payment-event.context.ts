@@ -1,6 +1,6 @@
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import { PaymentsError } from '../../errors/payments.errors.js';
-import { isUuid } from '../../core/payments.uuid.js';
+import { isUuid, lowerCaseUuid } from '../../core/payments.uuid.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
 
 /** What `retrieveIntent()` needs from the API client (`PaymentsService` provides it). */
@@ -30,7 +30,7 @@ export class PaymentEventIntentMissingError extends PaymentsError {
  */
 export const intentId = (value: unknown): string | undefined => {
   const id = typeof value === 'object' && value !== null ? (value as { id?: unknown }).id : value;
-  return isUuid(id) ? id.toLowerCase() : undefined;
+  return isUuid(id) ? lowerCaseUuid(id) : undefined;
 };
 
 /**

@@ -1,4 +1,4 @@
-import { isUuid } from '../../core/payments.uuid.js';
+import { isUuid, lowerCaseUuid } from '../../core/payments.uuid.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 
 /** Why a verified body is not a WebhookEventPayload. */
@@ -43,7 +43,7 @@ export function parseWebhookPayload(rawBody: Buffer): WebhookPayloadParseResult 
   if (metadata === undefined) value.metadata = null;
   // Canonical ids before anything is keyed on them (claims, job ids, logs, the handler's context):
   // a UUID is case-insensitive, so a redelivery of the same id in upper case is the same event.
-  value.id = id.toLowerCase();
-  value.webhook_id = webhookId.toLowerCase();
+  value.id = lowerCaseUuid(id);
+  value.webhook_id = lowerCaseUuid(webhookId);
   return { ok: true, event: value as unknown as PaymentEvent };
 }
