@@ -28,12 +28,5 @@ export function withOccurrence(event: PaymentEvent, meta: DispatchMeta, terminal
   const id = intentId((event.data as Record<string, unknown> | null)?.[kind]);
   if (id === undefined) return meta;
   const state = type.slice(kind.length + 1);
-  const occurrence = { key: `${kind}:${id}:${state}`, kind, id, terminal: terminal[kind].has(state) } as const;
-  // Written out rather than spread: this runs for every intent's event.
-  return {
-    receivedAt: meta.receivedAt,
-    deliveryAttempt: meta.deliveryAttempt,
-    source: meta.source,
-    occurrence,
-  };
+  return { ...meta, occurrence: { key: `${kind}:${id}:${state}`, kind, id, terminal: terminal[kind].has(state) } };
 }

@@ -1,3 +1,4 @@
+import { isPromiseLike } from '../../core/payments.pending.js';
 import type { DispatchSummary, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import type { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
 
@@ -21,9 +22,7 @@ export class WatchListSettlement implements PaymentsDispatchPlugin {
       return;
     try {
       const forgotten = this.watchList.forget(occurrence.id);
-      if (forgotten && typeof (forgotten as PromiseLike<void>).then === 'function') {
-        (forgotten as PromiseLike<void>).then(undefined, () => undefined);
-      }
+      if (isPromiseLike(forgotten)) forgotten.then(undefined, () => undefined);
     } catch {
       // As above: the reconciler retrieves it once more and finds its claims done.
     }
