@@ -119,13 +119,16 @@ export class HandlerClaims {
     return new PendingRejection<IdempotencyClaim>(error);
   }
 
-  /** After a successful run: every key recorded (a value when the store answered at once). */
+  /**
+   * After a successful run: every key recorded (a value when the store answered at once). Never throws:
+   * a store's synchronous failure comes back as a `PendingRejection`.
+   */
   complete(run: HandlerRun, token: string): Pending<unknown> {
-    if (run.second === undefined) return this.store.complete(run.key, token, this.options.retentionMs);
     let first: Pending<unknown>;
     let second: Pending<unknown>;
     try {
       first = this.store.complete(run.key, token, this.options.retentionMs);
+      if (run.second === undefined) return first;
       second = this.finishSecond(run);
     } catch (error) {
       return new PendingRejection(error);

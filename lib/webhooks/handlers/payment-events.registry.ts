@@ -39,7 +39,16 @@ export class PaymentEventsRegistry {
   /** Adds a handler. Returns false (and adds nothing) when a handler with the same id exists. */
   register(handler: PaymentEventHandlerRegistration): boolean {
     if (this.#handlers.some((existing) => existing.id === handler.id)) return false;
-    this.#handlers.push(Object.freeze({ ...handler, patterns: Object.freeze([...handler.patterns]) }));
+    // Written out, not spread: on Node 20 `{ ...handler, patterns }` gives each registration a map of its
+    // own, and the dispatcher reads every one of them at the same places.
+    this.#handlers.push(
+      Object.freeze({
+        id: handler.id,
+        patterns: Object.freeze([...handler.patterns]),
+        options: handler.options,
+        invoke: handler.invoke,
+      }),
+    );
     this.#byType = undefined;
     return true;
   }
