@@ -11,6 +11,7 @@ import { normaliseWebhooksPath } from './payments-webhooks.providers.js';
  * What `PaymentsWebhooksModule.register[Async]` is given: the structure of a receiver (instance, route,
  * processing, plug-ins) and its values, each checked before Nest builds anything.
  */
+
 /**
  * The structure of a receiver, declared where it is registered (as `@nestjs/bullmq` declares a queue in
  * `registerQueue`): Nest knows it before any options factory runs, and no factory can change it.
@@ -48,6 +49,7 @@ export interface PaymentsWebhooksModuleAsyncOptions extends PaymentsWebhooksRegi
   useFactory: (...args: never[]) => PaymentsWebhooksValues | Promise<PaymentsWebhooksValues>;
 }
 
+/** The keys of `register(options)` that are structure; the rest are values. */
 export const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal'] as const;
 
 /** How `registerAsync`'s errors name a plug-in flag. */
