@@ -4,6 +4,11 @@ import { PAYMENTS_INSTANCE_NAME_PATTERN } from './core/payments.instance.js';
 import type { PAYMENTS_ASYNC_OPTIONS_TYPE, PaymentsReceiverStructure } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { checkWebhooksRoute } from './webhooks/payments-webhooks.providers.js';
+import type {
+  ReceiverPluginName,
+  ReceiverPluginsNaming,
+  ReceiverPluginsSpec,
+} from './webhooks/payments-webhooks.plugins.js';
 
 /** What the structure of one instance depends on, known before any options factory runs. */
 export interface PaymentsInstanceShape {
@@ -11,6 +16,8 @@ export interface PaymentsInstanceShape {
   path: string | false;
   queued: boolean | undefined;
   worker?: boolean;
+  /** The plug-ins whose providers are registered (undefined: both, deprecated; see `PaymentsReceiverPlugins`). */
+  plugins: ReceiverPluginsSpec;
   /** `forRootAsync` declared its structure with the deprecated `webhooksPath` / `webhooksProcessing` (errors name them). */
   legacy?: boolean;
 }
@@ -35,7 +42,7 @@ export function receiverStructureOf(options: typeof PAYMENTS_ASYNC_OPTIONS_TYPE)
   if (typeof structure !== 'object' || structure === null) {
     throw new PaymentsConfigurationError(
       'receiver',
-      'must be { path?, processing?, worker? } or false',
+      'must be { path?, processing?, worker? } or false (with the plug-in flags reconcile?, transactions?)',
       "pass receiver: { path: 'payments/webhooks' }, or receiver: false for no receiver",
     );
   }
@@ -87,3 +94,11 @@ export function checkShape(shape: PaymentsInstanceShape, raw: PaymentsModuleOpti
     );
   }
 }
+
+/** How `forRootAsync`'s errors name a plug-in flag of `receiver`. */
+export const RECEIVER_PLUGINS_NAMING: ReceiverPluginsNaming = {
+  option: (name: ReceiverPluginName) => `receiver.${name}`,
+  value: (name: ReceiverPluginName) => `webhooks.${name}`,
+  fix: (name: ReceiverPluginName) =>
+    `pass PaymentsModule.forRootAsync({ receiver: { ..., ${name}: true }, ... }), or drop webhooks.${name} from the factory`,
+};

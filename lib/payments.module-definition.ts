@@ -1,8 +1,13 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
+import type { PaymentsReceiverPlugins } from './webhooks/contracts/payments-webhooks.options.js';
 
-/** The structure of a receiver declared in `forRootAsync({ receiver })`, known before any factory runs. */
-export interface PaymentsReceiverStructure {
+/**
+ * The structure of a receiver declared in `forRootAsync({ receiver })`, known before any factory runs:
+ * its route, its processing, and the plug-ins its options may turn on (`reconcile`, `transactions`:
+ * only the declared ones have providers; see `PaymentsReceiverPlugins`).
+ */
+export interface PaymentsReceiverStructure extends PaymentsReceiverPlugins {
   /** The route. Default 'payments/webhooks'. */
   path?: string;
   /** `'inline'` (default): handlers run before the answer; `'queue'`: the factory's `webhooks.processing.queue`. */
@@ -17,11 +22,14 @@ export interface PaymentsModuleExtras {
   isGlobal?: boolean;
   /**
    * `forRootAsync` only: the receiver's structure, which Nest must know before the options factory
-   * runs (as `PaymentsWebhooksModule.registerAsync` declares it): `{ path, processing, worker }`
-   * (each optional: 'payments/webhooks', `'inline'`, a worker), or `false` for no receiver (the factory
-   * then need not return `webhooks` at all; register it with `PaymentsWebhooksModule` or not at all).
-   * The factory returns the values (`webhooks: { verifier, store, ... }`); a factory that names another
-   * route or processing fails the boot. `forRoot` reads all of it from `webhooks`.
+   * runs (as `PaymentsWebhooksModule.registerAsync` declares it): `{ path, processing, worker,
+   * reconcile, transactions }` (each optional: 'payments/webhooks', `'inline'`, a worker, and the
+   * plug-ins the factory may turn on), or `false` for no receiver (the factory then need not return
+   * `webhooks` at all; register it with `PaymentsWebhooksModule` or not at all). The factory returns
+   * the values (`webhooks: { verifier, store, ... }`); a factory that names another route or
+   * processing, or turns on a plug-in not declared, fails the boot. Without `processing`, or without
+   * either plug-in flag, both variants are registered and the factory's options pick one: deprecated,
+   * declare them. `forRoot` reads all of it from `webhooks`.
    */
   receiver?: false | PaymentsReceiverStructure;
   /**

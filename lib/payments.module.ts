@@ -22,9 +22,11 @@ import { resolvePaymentsOptions } from './payments-options.validator.js';
 import {
   checkShape,
   instanceNameOf,
+  RECEIVER_PLUGINS_NAMING,
   receiverStructureOf,
   type PaymentsInstanceShape,
 } from './payments-module.structure.js';
+import { declaredReceiverPlugins, receiverPluginsOf } from './webhooks/payments-webhooks.plugins.js';
 import { checkPaymentsInstances } from './payments-instances.check.js';
 import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/contracts/payments-webhooks.constants.js';
 import {
@@ -62,7 +64,8 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
 
   /**
    * `forRoot`: the webhook route is `webhooks.path` (default 'payments/webhooks'); `webhooks: false`
-   * registers none. `name` makes it a named instance.
+   * registers none. Only the plug-ins the options turn on (`webhooks.transactions`, `webhooks.reconcile`,
+   * a queue) have providers. `name` makes it a named instance.
    */
   static override forRoot(options: typeof PAYMENTS_OPTIONS_TYPE): DynamicModule {
     const webhooks = (options as { webhooks?: unknown }).webhooks;
@@ -76,15 +79,18 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
         typeof processing === 'object' && processing !== null
           ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false
           : undefined,
+      plugins: receiverPluginsOf(webhooks),
     });
   }
 
   /**
    * `forRootAsync`: the receiver's structure must be known before the factory runs, so it is the static
-   * `receiver` (`{ path, processing, worker }`, default route 'payments/webhooks'; `false` registers
-   * none, and the factory may then omit `webhooks`). The boot fails if the factory's `webhooks.path` or
-   * `processing` says otherwise; if the factory returns `webhooks: false` while a route is registered,
-   * that route answers 404. `name` (static) makes it a named instance.
+   * `receiver` (`{ path, processing, worker, reconcile, transactions }`, default route
+   * 'payments/webhooks'; `false` registers none, and the factory may then omit `webhooks`). The boot
+   * fails if the factory's `webhooks.path` or `processing` says otherwise, or if it turns on a plug-in
+   * (`webhooks.reconcile`, `webhooks.transactions`) the flags left out; if the factory returns
+   * `webhooks: false` while a route is registered, that route answers 404. `name` (static) makes it a
+   * named instance.
    */
   static override forRootAsync(options: typeof PAYMENTS_ASYNC_OPTIONS_TYPE): DynamicModule {
     const receiver = receiverStructureOf(options);
@@ -93,6 +99,10 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
       path: receiver === false ? false : normaliseWebhooksPath(receiver.path),
       queued: receiver === false || receiver.processing === undefined ? undefined : receiver.processing === 'queue',
       worker: receiver === false ? undefined : receiver.worker,
+      plugins:
+        receiver === false
+          ? { transactions: false, reconcile: false }
+          : declaredReceiverPlugins(receiver, RECEIVER_PLUGINS_NAMING.option),
       legacy: options.receiver === undefined,
     });
   }
@@ -150,6 +160,8 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
           path,
           queued: shape.queued,
           worker: shape.worker,
+          plugins: shape.plugins,
+          naming: RECEIVER_PLUGINS_NAMING,
           inject: [PAYMENTS_MODULE_OPTIONS],
           resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks,
         });

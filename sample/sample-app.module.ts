@@ -56,8 +56,9 @@ export class SampleAppModule {
         PaymentsModule.forRootAsync({
           imports: [SampleWebhooksModule],
           inject: [ConfigService, WebhookSecretsHolder, PaymentDeliveryJournal],
-          // Nest must know the route before the factory runs; the factory repeats it.
-          receiver: { path: SAMPLE_WEBHOOKS_PATH },
+          // Nest must know the route, and which plug-ins the factory turns on, before the factory runs
+          // (the factory repeats the route): reconciliation, no transactional inbox.
+          receiver: { path: SAMPLE_WEBHOOKS_PATH, reconcile: true },
           useFactory: (
             config: ConfigService,
             secrets: WebhookSecretsHolder,

@@ -15,7 +15,6 @@ import { InlinePaymentEventsProcessor } from './dispatch/inline-payment-events.p
 import { PaymentEventsMetadataAccessor } from './handlers/payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './contracts/payment-events-processor.interface.js';
 import { PaymentEventsDispatcher } from './dispatch/payment-events.dispatcher.js';
-import { PaymentsInbox } from './transactional/payments-inbox.js';
 import { PaymentEventsExplorer } from './handlers/payment-events.explorer.js';
 import { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
 import { createPaymentsWebhookController } from './http/payments-webhook.controller.js';
@@ -29,12 +28,12 @@ import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contrac
 import { PaymentEventsEnqueuer } from './queue/payment-events.enqueuer.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
-import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
-import { PAYMENTS_DISPATCH_PLUGINS } from './contracts/dispatch-plugin.interface.js';
-import { dispatchPluginsOf } from './payments-webhooks.plugins.js';
-import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reconcile.options.js';
-import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
-import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
+import {
+  checkReceiverPlugins,
+  createReceiverPluginsPart,
+  type ReceiverPluginsNaming,
+  type ReceiverPluginsSpec,
+} from './payments-webhooks.plugins.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { validateWebhooksOptions } from './payments-webhooks.validator.js';
 import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
@@ -99,18 +98,6 @@ export function createIdempotencyStore(webhooks: ResolvedWebhooksOptions, runtim
   });
 }
 
-/** The reconciler's watch list: the option's, else one in the idempotency store's engine, else in memory. */
-export function intentWatchStoreFor(
-  reconcile: ResolvedPaymentsReconcileOptions,
-  store: IdempotencyStore,
-  runtime: PaymentsRuntime,
-  instance?: string,
-): IntentWatchStore {
-  if (reconcile.store) return reconcile.store;
-  if (typeof store.intentWatchStore === 'function') return store.intentWatchStore(instance);
-  return new MemoryIntentWatchStore({ now: runtime });
-}
-
 /** Refuses every delivery: the verifier of a receiver whose factory turned webhooks off. */
 const REFUSE_ALL = Object.freeze({ verify: () => ({ valid: false as const, reason: 'webhooks_disabled' }) });
 
@@ -170,6 +157,13 @@ export interface PaymentsReceiverPartSpec {
   queued: boolean | undefined;
   /** Whether the queue part runs a worker (`processing.queue.worker`); undefined: the options decide at boot. */
   worker?: boolean;
+  /**
+   * Which plug-ins' providers are registered (the inbox: `transactions`; the reconciler and its watch
+   * list: `reconcile`); undefined (deprecated): registered, the options decide at boot.
+   */
+  plugins: ReceiverPluginsSpec;
+  /** How a boot error names a plug-in the options turn on but `plugins` left out. */
+  naming: ReceiverPluginsNaming;
   /** What the receiver's options factory injects, and how it maps that to the receiver options. */
   inject: InjectionToken[];
   resolve: (...dependencies: never[]) => ResolvedWebhooksOptions | false;
@@ -178,9 +172,10 @@ export interface PaymentsReceiverPartSpec {
 /**
  * The receiver part, registered only when the instance has a route: its controller (built for the
  * route), signature checks, raw-body reader, explorer, registry, dispatcher, idempotency store and
- * processor; plus the queue part in queued mode. Exports the registry, dispatcher, processor, store
- * (and queue) under their classes for the unnamed instance; a named one exports its registry (and
- * queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).
+ * processor; plus the queue part in queued mode, and the providers of the plug-ins in use
+ * (`spec.plugins`: the inbox, the reconciler and its watch list). Exports the registry, dispatcher,
+ * processor, store (queue and reconciler) under their classes for the unnamed instance; a named one
+ * exports its registry (and queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).
  */
 export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   controllers: Type<unknown>[];
@@ -188,6 +183,8 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   exports: InjectionToken[];
 } {
   const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name, spec.worker);
+  const registryToken = getPaymentEventsRegistryToken(spec.name);
+  const plugins = createReceiverPluginsPart(spec.plugins, registryToken === PaymentEventsRegistry);
   const processor: Provider =
     spec.queued === true
       ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsEnqueuer }
@@ -205,8 +202,12 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   const providers: Provider[] = [
     {
       provide: PAYMENTS_WEBHOOKS_OPTIONS,
-      useFactory: (...dependencies: never[]): ResolvedWebhooksOptions =>
-        spec.resolve(...dependencies) || disabledReceiverOptions(spec.path, spec.name),
+      useFactory: (...dependencies: never[]): ResolvedWebhooksOptions => {
+        const webhooks = spec.resolve(...dependencies);
+        if (!webhooks) return disabledReceiverOptions(spec.path, spec.name);
+        checkReceiverPlugins(spec.plugins, webhooks, spec.naming);
+        return webhooks;
+      },
       inject: spec.inject,
     },
     {
@@ -220,31 +221,16 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     PaymentEventsExplorer,
     PaymentEventsDispatcher,
     { provide: PAYMENT_EVENTS_DISPATCHER, useExisting: PaymentEventsDispatcher },
-    PaymentsInbox,
-    {
-      // The dispatcher's plug-ins, for the options in use (the dispatcher imports none of them).
-      provide: PAYMENTS_DISPATCH_PLUGINS,
-      useFactory: (webhooks: ResolvedWebhooksOptions, inbox: PaymentsInbox, watchList: IntentWatchStore | undefined) =>
-        dispatchPluginsOf(webhooks, { inbox, watchList }),
-      inject: [PAYMENTS_WEBHOOKS_OPTIONS, PaymentsInbox, IntentWatchStore],
-    },
-    {
-      provide: IntentWatchStore,
-      useFactory: (webhooks: ResolvedWebhooksOptions, store: IdempotencyStore, runtime: PaymentsRuntime) =>
-        webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime, webhooks.instance) : undefined,
-      inject: [PAYMENTS_WEBHOOKS_OPTIONS, IdempotencyStore, PAYMENTS_RUNTIME],
-    },
-    PaymentsReconciler,
+    ...plugins.providers,
     InlinePaymentEventsProcessor,
     processor,
     WebhookDeliveryChecks,
     WebhookRawBodyReader,
     ...(queue ? queue.providers : []),
   ];
-  const registryToken = getPaymentEventsRegistryToken(spec.name);
   const exports: InjectionToken[] =
     registryToken === PaymentEventsRegistry
-      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore, PaymentsReconciler]
+      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore, ...plugins.exports]
       : [registryToken];
   // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
   providers.push({ provide: registryToken, useExisting: PAYMENT_EVENTS_REGISTRY });

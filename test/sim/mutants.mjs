@@ -13,7 +13,7 @@ const seeds = process.env.SEEDS ?? '40';
 const mutants = [
   {
     name: '1: one watch list for every instance',
-    file: 'lib/webhooks/payments-webhooks.providers.ts',
+    file: 'lib/webhooks/payments-webhooks.plugins.ts',
     from: 'return store.intentWatchStore(instance);',
     to: 'return store.intentWatchStore();',
   },

@@ -16,8 +16,7 @@ import type {
 } from '../../lib/webhooks/contracts/dispatch-result.types.js';
 import { PaymentEventsDispatcher } from '../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
-import { intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.providers.js';
-import { dispatchPluginsOf } from '../../lib/webhooks/payments-webhooks.plugins.js';
+import { dispatchPluginsOf, intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.plugins.js';
 import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
 import { standardWebhooksVerifier } from '../../lib/index.js';
 import { SimEngine, SimIdempotencyStore } from './sim-engine.js';

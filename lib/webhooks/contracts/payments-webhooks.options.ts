@@ -90,3 +90,21 @@ export interface ResolvedWebhooksOptions {
    */
   disabled?: true;
 }
+
+/**
+ * The plug-ins an asynchronously configured receiver may use, declared beside its structure
+ * (`forRootAsync({ receiver: { reconcile, transactions } })`, `PaymentsWebhooksModule.registerAsync({
+ * reconcile, transactions })`): a plug-in's providers are registered before the options factory runs,
+ * so only the declared ones are. Giving either flag declares both (one left out is `false`); a factory
+ * whose options turn on an undeclared plug-in fails the boot naming the flag. `forRoot` and `register`
+ * read them from the values (the plug-ins whose option is set).
+ *
+ * Giving neither is deprecated (kept until the next minor version, which reads it as neither plug-in):
+ * both plug-ins' providers are registered and the factory's options decide whether they do anything.
+ */
+export interface PaymentsReceiverPlugins {
+  /** The transactional inbox (`webhooks.transactions`): `PaymentsInbox`. */
+  transactions?: boolean;
+  /** Reconciliation (`webhooks.reconcile`): `PaymentsReconciler` and its watch list. */
+  reconcile?: boolean;
+}

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
+import { PaymentsError } from '../../errors/payments.errors.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
@@ -21,6 +21,7 @@ import {
 } from './payments-transactions.options.js';
 import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { checkTransactionalHandlers } from '../support/transactional-handlers.check.js';
 
 /**
  * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
@@ -112,14 +113,7 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
 
   /** A handler declared `{ transactional: true }` with no `webhooks.transactions` fails the boot, naming the fix. */
   onModuleInit(): void {
-    if (this.options) return;
-    const declared = this.registry.handlers().filter((handler) => handler.options?.transactional === true);
-    if (declared.length === 0) return;
-    throw new PaymentsConfigurationError(
-      'webhooks.transactions',
-      `is not set, but ${declared.map((h) => h.id).join(', ')} ${declared.length === 1 ? 'is' : 'are'} declared { transactional: true }`,
-      "pass webhooks.transactions: { runner: pgTransactionRunner(pool) } or { runner: clsTransactionRunner({ orm: 'typeorm' }) }, or drop { transactional: true }",
-    );
+    if (!this.options) checkTransactionalHandlers(this.registry);
   }
 
   /** Whether `handler` runs in a transaction: per its `transactional` option, else per `webhooks.transactions.handlers`. */
