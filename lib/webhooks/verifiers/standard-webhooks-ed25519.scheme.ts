@@ -107,6 +107,18 @@ function privateKeyOf(option: string, value: string): KeyObject {
 const rawPublicKey = (key: KeyObject): Buffer =>
   key.export({ format: 'der', type: 'spki' }).subarray(SPKI_HEADER.length);
 
+/**
+ * The public key (`whpk_...`) of an Ed25519 private key (`whsk_...`): what a receiver configures as
+ * `standardWebhooksEd25519({ publicKeys })` when the sender signs with `privateKey` (e.g. the simulator
+ * CLI prints it). A key that is not `whsk_` + base64 throws naming `option`, never quoting the key.
+ */
+export function standardWebhooksEd25519PublicKey(
+  privateKey: string,
+  option = 'standardWebhooksEd25519PublicKey(privateKey)',
+): string {
+  return `${PUBLIC_PREFIX}${rawPublicKey(createPublicKey(privateKeyOf(option, privateKey))).toString('base64')}`;
+}
+
 /** A list option (a string or an array), each entry decoded by `decode` under its own name. */
 function keyList<T>(option: string, given: unknown, decode: (option: string, value: string) => T): T[] {
   if (given === undefined) return [];

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { PaymentsError } from '../../../errors/payments.errors.js';
+import { standardWebhooksEd25519 } from '../../../webhooks/verifiers/standard-webhooks-ed25519.scheme.js';
 import type { SimulatorSignatureOptions } from '../payments-simulator.options.js';
 import { CLI_ERRORS, DEFAULT_PORT } from './cli.messages.js';
 
@@ -7,6 +8,15 @@ import { CLI_ERRORS, DEFAULT_PORT } from './cli.messages.js';
 export class CliUsageError extends PaymentsError {
   override readonly name = 'CliUsageError';
 }
+
+/** The schemes `--scheme` names: the built-in schemes' own names (`scheme.name`). */
+export type CliSchemeName = 'standard-webhooks' | 'standard-webhooks-ed25519' | 'hmac';
+
+/**
+ * A well-formed Ed25519 private key that signs nothing real: the scheme needs one to exist, and every
+ * endpoint re-keys it with its own (`--secret`, or a fresh one).
+ */
+const UNKEYED_ED25519_KEY = `whsk_${Buffer.alloc(32, 7).toString('base64')}`;
 
 /** What `npx nestjs-payments simulator ...` was asked to do. */
 export type CliRequest = { help: true } | { help: false; options: SimulatorCliOptions };
@@ -18,7 +28,7 @@ export interface SimulatorCliOptions {
   host: string;
   signature: SimulatorSignatureOptions;
   /** The scheme's name, for the start-up lines. */
-  scheme: 'standard-webhooks' | 'hmac';
+  scheme: CliSchemeName;
   apiKey: string | undefined;
   secret: string | undefined;
   retrySchedule: number[] | undefined;
@@ -91,10 +101,12 @@ function validate(values: Partial<Record<FlagName, string>>): SimulatorCliOption
   const forwardTo = values['forward-to'];
   if (forwardTo !== undefined && !isHttpUrl(forwardTo)) throw new CliUsageError(CLI_ERRORS.forwardTo);
 
-  const scheme = values.scheme ?? 'standard-webhooks';
-  if (scheme !== 'standard-webhooks' && scheme !== 'hmac') throw new CliUsageError(CLI_ERRORS.scheme);
+  const scheme = (values.scheme ?? 'standard-webhooks') as CliSchemeName;
+  if (scheme !== 'standard-webhooks' && scheme !== 'standard-webhooks-ed25519' && scheme !== 'hmac')
+    throw new CliUsageError(CLI_ERRORS.scheme);
   const hmacFlags = ['hmac-header', 'hmac-algorithm', 'hmac-encoding', 'hmac-prefix'] as const;
   let signature: SimulatorSignatureOptions = { scheme: 'standard-webhooks' };
+  if (scheme === 'standard-webhooks-ed25519') signature = standardWebhooksEd25519({ privateKeys: UNKEYED_ED25519_KEY });
   if (scheme === 'hmac') {
     const header = values['hmac-header'];
     if (header === undefined) throw new CliUsageError(CLI_ERRORS.hmacHeader);
@@ -112,6 +124,7 @@ function validate(values: Partial<Record<FlagName, string>>): SimulatorCliOption
   if (apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) throw new CliUsageError(CLI_ERRORS.apiKey);
 
   if (values.secret !== undefined && forwardTo === undefined) throw new CliUsageError(CLI_ERRORS.secretNeedsEndpoint);
+  if (values.secret !== undefined) checkSecretKind(scheme, values.secret);
 
   let retrySchedule: number[] | undefined;
   const schedule = values['retry-schedule'];
@@ -130,6 +143,19 @@ function validate(values: Partial<Record<FlagName, string>>): SimulatorCliOption
     secret: values.secret,
     retrySchedule,
   };
+}
+
+/**
+ * A `--secret` of another scheme's kind, refused by its prefix with the scheme it belongs to (its form is
+ * checked when the simulator starts). Never quotes the value.
+ */
+function checkSecretKind(scheme: CliSchemeName, secret: string): void {
+  if (scheme === 'standard-webhooks-ed25519') {
+    if (secret.startsWith('whpk_')) throw new CliUsageError(CLI_ERRORS.ed25519PublicKeyAsSecret);
+    if (!secret.startsWith('whsk_')) throw new CliUsageError(CLI_ERRORS.secret(scheme));
+  } else if (scheme === 'standard-webhooks' && (secret.startsWith('whsk_') || secret.startsWith('whpk_'))) {
+    throw new CliUsageError(CLI_ERRORS.ed25519KeyWithoutScheme);
+  }
 }
 
 function isHttpUrl(value: string): boolean {

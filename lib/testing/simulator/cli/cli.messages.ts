@@ -26,21 +26,26 @@ export const CLI_HELP = `Usage: npx nestjs-payments simulator [flags]
 
 Starts a local payment service (the package's PaymentsSimulator): the documented API, the embedded
 checkout page, and signed webhook deliveries to your app. It prints its base URL, an API key and the
-endpoint secret: local test values, printed on purpose, for your app's environment.
+endpoint secret: local test values, printed on purpose, for your app's environment. With
+--scheme standard-webhooks-ed25519 it prints the endpoint's public key instead: the private key it
+signs with is never printed.
 
 Flags:
   --forward-to <url>       register this webhook endpoint and deliver every event to it,
                            e.g. http://localhost:3000/payments/webhooks
   --port <n>               port to listen on (default ${DEFAULT_PORT}; 0 picks a free one)
   --host <address>         interface to listen on (default 127.0.0.1)
-  --scheme <name>          how deliveries are signed: standard-webhooks (default) or hmac
+  --scheme <name>          how deliveries are signed: standard-webhooks (default, v1: a shared whsec_
+                           secret), standard-webhooks-ed25519 (v1a: signed with a whsk_ private key,
+                           your app verifies with the printed whpk_ public key) or hmac
   --hmac-header <name>     with --scheme hmac: the signature header (required), e.g. x-signature
   --hmac-algorithm <name>  with --scheme hmac: sha256 (default) or sha512
   --hmac-encoding <name>   with --scheme hmac: hex (default) or base64
   --hmac-prefix <text>     with --scheme hmac: text before the digest, e.g. sha256=
   --api-key <key>          the API key to accept (default: a fresh sk_test_... key)
   --secret <secret>        the endpoint secret to sign with, e.g. the one in your app's .env
-                           (default: a fresh one in the scheme's form)
+                           (default: a fresh one in the scheme's form); with
+                           --scheme standard-webhooks-ed25519, the private key (whsk_...)
   --retry-schedule <ms,..> delays before each retry of a failed delivery (default 1000,5000,30000,120000,600000)
   -h, --help               print this help
 
@@ -60,7 +65,7 @@ export const CLI_ERRORS = {
   extraArgument: (arg: string): string => `unexpected argument '${arg}': flags start with -- (see --help)`,
   port: '--port must be an integer from 0 to 65535, e.g. --port 4010 (0 picks a free port)',
   forwardTo: '--forward-to must be an absolute http(s) URL, e.g. --forward-to http://localhost:3000/payments/webhooks',
-  scheme: '--scheme must be standard-webhooks or hmac',
+  scheme: '--scheme must be standard-webhooks, standard-webhooks-ed25519 or hmac',
   hmacHeader: '--scheme hmac needs --hmac-header <name>, the header your verifier reads the signature from',
   hmacOnly: (flag: string): string => `${flag} applies to --scheme hmac only: add --scheme hmac or drop ${flag}`,
   algorithm: '--hmac-algorithm must be sha256 or sha512',
@@ -71,7 +76,13 @@ export const CLI_ERRORS = {
   secret: (scheme: string): string =>
     scheme === 'standard-webhooks'
       ? '--secret is not a Standard Webhooks secret: pass whsec_ followed by base64 (or leave it out to get a fresh one)'
-      : '--secret must be a non-empty text (or leave it out to get a fresh one)',
+      : scheme === 'standard-webhooks-ed25519'
+        ? '--secret is not an Ed25519 private key: pass whsk_ followed by the base64 of its 32-byte seed (or leave it out to get a fresh one)'
+        : '--secret must be a non-empty text (or leave it out to get a fresh one)',
+  ed25519PublicKeyAsSecret:
+    '--secret is a public key (whpk_), which cannot sign: pass the private key (whsk_...) to the simulator and the public key to your app (or leave --secret out to get a fresh pair)',
+  ed25519KeyWithoutScheme:
+    '--secret is an Ed25519 key (whsk_/whpk_), not a whsec_ secret: add --scheme standard-webhooks-ed25519 (with the private key, whsk_...) or pass a whsec_ secret',
   portDenied: (port: number): string =>
     `port ${port} needs privileges to listen on: pass --port 1024 or above (or --port 0 for a free one)`,
   host: '--host is not an address of this machine: pass one, e.g. --host 127.0.0.1 (the default)',

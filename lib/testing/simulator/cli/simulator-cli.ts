@@ -14,9 +14,13 @@ export interface CliIo {
   onSignal(stop: () => void): () => void;
 }
 
-/** The lines printed once the simulator listens: where it is, and the values the app needs. */
+/**
+ * The lines printed once the simulator listens: where it is, and the values the app needs. With an
+ * asymmetric scheme, the public key the app verifies with: the private key is never printed.
+ */
 export function startupLines(session: SimulatorSession): string[] {
   const endpoint = session.endpoint;
+  const publicKey = session.publicKey;
   const lines = [
     'nestjs-payments simulator: a local payment service (test values only, printed on purpose)',
     `  base URL         ${session.baseUrl}`,
@@ -25,10 +29,15 @@ export function startupLines(session: SimulatorSession): string[] {
   if (endpoint === undefined) {
     lines.push('  webhooks         none: pass --forward-to <your app>/payments/webhooks to receive them');
   } else {
-    lines.push(
-      `  forwarding to    ${endpoint.url} (${session.options.scheme}, endpoint ${endpoint.id})`,
-      `  endpoint secret  ${endpoint.secret}`,
-    );
+    lines.push(`  forwarding to    ${endpoint.url} (${session.options.scheme}, endpoint ${endpoint.id})`);
+    if (publicKey === undefined) lines.push(`  endpoint secret  ${endpoint.secret}`);
+    else
+      lines.push(
+        `  public key       ${publicKey}`,
+        session.options.secret === undefined
+          ? '  private key      a fresh one, held by this process only (never printed; --secret whsk_... keeps one)'
+          : '  private key      yours (--secret), in use (never printed)',
+      );
   }
   lines.push(
     '',
@@ -37,7 +46,12 @@ export function startupLines(session: SimulatorSession): string[] {
     `  PAYMENTS_API_KEY=${session.apiKey}`,
     '  PAYMENTS_ALLOW_INSECURE_HTTP=true',
   );
-  if (endpoint !== undefined) lines.push(`  PAYMENTS_WEBHOOK_SECRET=${endpoint.secret}`);
+  if (publicKey !== undefined) {
+    lines.push(
+      `  PAYMENTS_WEBHOOK_PUBLIC_KEY=${publicKey}`,
+      '  # verifier: standardWebhooksEd25519({ publicKeys: process.env.PAYMENTS_WEBHOOK_PUBLIC_KEY })',
+    );
+  } else if (endpoint !== undefined) lines.push(`  PAYMENTS_WEBHOOK_SECRET=${endpoint.secret}`);
   lines.push('', 'Ready. Type `help` for the commands, Ctrl-C to stop.');
   return lines;
 }

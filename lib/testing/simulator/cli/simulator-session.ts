@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PaymentsError } from '../../../errors/payments.errors.js';
 import { PaymentsSimulator } from '../payments-simulator.js';
 import type { SimulatedWebhookEndpoint } from '../simulator-state.js';
+import { standardWebhooksEd25519PublicKey } from '../../../webhooks/verifiers/standard-webhooks-ed25519.scheme.js';
 import { CLI_ERRORS } from './cli.messages.js';
 import { CliUsageError, type SimulatorCliOptions } from './cli-options.js';
 
@@ -76,6 +77,15 @@ export class SimulatorSession {
   /** The forwarded endpoint (with its secret), if `--forward-to` was given. */
   get endpoint(): SimulatedWebhookEndpoint | undefined {
     return this.#endpoint;
+  }
+
+  /**
+   * With `--scheme standard-webhooks-ed25519`: the public key (`whpk_...`) of the endpoint's private key,
+   * what the app verifies with. The private key (the endpoint's `secret`) is never printed.
+   */
+  get publicKey(): string | undefined {
+    if (this.#endpoint === undefined || this.options.scheme !== 'standard-webhooks-ed25519') return undefined;
+    return standardWebhooksEd25519PublicKey(this.#endpoint.secret);
   }
 
   /** `POST /payment_intents` with the session's key. */

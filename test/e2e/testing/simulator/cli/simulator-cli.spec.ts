@@ -81,7 +81,10 @@ describe('npx nestjs-payments simulator', () => {
     [['simulator', '--prot', '4010'], /^nestjs-payments: unknown flag --prot: see --help for the flags\n$/],
     [['simulator', '--port', 'http'], /^nestjs-payments: --port must be an integer from 0 to 65535, .*\n$/],
     [['simulator', '--port'], /^nestjs-payments: flag --port needs a value, .*\n$/],
-    [['simulator', '--scheme', 'jwt'], /^nestjs-payments: --scheme must be standard-webhooks or hmac\n$/],
+    [
+      ['simulator', '--scheme', 'jwt'],
+      /^nestjs-payments: --scheme must be standard-webhooks, standard-webhooks-ed25519 or hmac\n$/,
+    ],
     [['simulate'], /^nestjs-payments: unknown command 'simulate': .*\n$/],
     [
       ['simulator', '--port', '0', '--host', '192.0.2.1'],
