@@ -18,6 +18,9 @@
  *                           [--merge]           keep the cases of FILE that this run does not count (count in parts)
  *                           [--out FILE]        default bench/results/instructions.json (RESULTS.md shows it)
  *                           [--growth]          the growth cases only (handlers, payload size), into results/growth.json
+ *                           [--inbox]           the transactional inbox (PostgreSQL at PG_URL, a database per case) against
+ *                                               the hand-written one, beside the memory path and the `@Res()` bare
+ *                                               route, into results/inbox-instructions.json (latest.json untouched)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -50,13 +53,14 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     growth: { type: 'boolean', default: false },
     client: { type: 'boolean', default: false },
+    inbox: { type: 'boolean', default: false },
   },
 });
 const deliveries = Number(args.deliveries);
 const warmup = Number(args.warmup);
 const outFile =
   args.out ??
-  `${benchDir}results/${args.growth ? 'growth' : args.client ? 'client-instructions' : 'instructions'}.json`;
+  `${benchDir}results/${args.growth ? 'growth' : args.client ? 'client-instructions' : args.inbox ? 'inbox-instructions' : 'instructions'}.json`;
 
 if (spawnSync('valgrind', ['--version']).status !== 0) {
   console.error('valgrind is not installed (apt-get install valgrind): nothing counted.');
@@ -192,7 +196,35 @@ const CLIENT_CASES = [1, 32].flatMap((concurrency) => {
     { id: `client-ours-${mode}`, title: `ours (PaymentsService), ${mode}`, options: { client: 'ours', concurrency } },
   ].map((c) => ({ ...c, driver: 'client' }));
 });
+/**
+ * The inbox (issue 31, item 2, with `--inbox`): the receiver's instructions per delivery of ours with one
+ * `{ transactional: true }` handler (pgTransactionRunner, the ledger INSERT prepared) and of the
+ * hand-written `pg` inbox on the `@Res()` bare route; PostgreSQL's own work is not counted (another
+ * process). The memory path and the bare route beside them price what the transaction adds on each side.
+ */
+const INBOX_CASES = [
+  {
+    id: 'ours-express-inbox',
+    title: 'nestjs-payments, Express, memory store, one { transactional: true } handler (one prepared INSERT)',
+    options: { app: 'ours', adapter: 'express', transactional: true },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'hand-inbox-express',
+    title:
+      'the hand-written pg inbox (BEGIN with the dedupe INSERT, the ledger INSERT, COMMIT), `@Res()` bare route, Express',
+    options: { app: 'baseline', adapter: 'express', reply: 'res', inbox: true },
+    levels: PRODUCTION,
+  },
+];
 if (args.client) CASES.splice(0, CASES.length, ...CLIENT_CASES);
+if (args.inbox)
+  CASES.splice(
+    0,
+    CASES.length,
+    ...CASES.filter((c) => ['harness', 'ours-express', 'res-baseline-express'].includes(c.id)),
+    ...INBOX_CASES,
+  );
 if (args.growth)
   CASES.splice(
     0,
@@ -389,12 +421,15 @@ const ratios = {
   clientSequentialVsAxios: { ratio: ratioOf('client-ours-sequential', 'client-axios-sequential'), netOfHarness: null },
   clientConcurrentVsAxios: { ratio: ratioOf('client-ours-concurrent', 'client-axios-concurrent'), netOfHarness: null },
   expressVsNodeLimit: pair('ours-express', 'plain-node'),
+  // Issue 31, item 2 (`--inbox`): the receiver's side of the inbox against the hand-written one.
+  inboxVsHandWritten: pair('ours-express-inbox', 'hand-inbox-express'),
   baselineFastifyVsPlainFastify: pair('baseline-fastify', 'plain-fastify'),
   baselineExpressVsNodeLimit: pair('baseline-express', 'plain-node'),
 };
 if (Object.keys(results).some((id) => id.endsWith('-before'))) {
   Object.assign(ratios, {
     beforeExpressVsBaseline: pair('ours-express-before', 'baseline-express'),
+    beforeInboxVsHandWritten: pair('ours-express-inbox-before', 'hand-inbox-express'),
     beforeFastifyVsBaseline: pair('ours-fastify-before', 'baseline-fastify'),
     beforeExpressDefaultLogsVsBaseline: pair('ours-express-default-logs-before', 'baseline-express'),
     beforeFastifyDefaultLogsVsBaseline: pair('ours-fastify-default-logs-before', 'baseline-fastify'),
@@ -420,7 +455,7 @@ mkdirSync(new URL('./results/', import.meta.url).pathname, { recursive: true });
 writeFileSync(outFile, `${JSON.stringify(output, null, 2)}\n`);
 // latest.json carries the instruction figures too (its other keys are the wrk run's, kept as they are).
 const latestFile = new URL('./results/latest.json', import.meta.url).pathname;
-if (!args.out && existsSync(latestFile)) {
+if (!args.out && !args.inbox && existsSync(latestFile)) {
   const latest = JSON.parse(readFileSync(latestFile, 'utf8'));
   if (args.growth) {
     latest.growth = {

@@ -8,8 +8,10 @@
  *   inbox (PostgreSQL at PG_URL, a database of its own, one pooled connection, its backend's pid read
  *   from pg_backend_pid()):
  *     ours-inbox          pgTransactionRunner + the inbox claim (PaymentsInbox's statement, prepared), the
- *                         ledger INSERT, COMMIT: BEGIN sent with the claim (the current lib, `--lib`)
- *     ours-inbox-before   the same on `--before-lib` (BEGIN in its own exchange: 4 round trips)
+ *                         ledger INSERT (prepared, as the hand-written one's), COMMIT: BEGIN sent with
+ *                         the claim (the current lib, `--lib`)
+ *     ours-inbox-text-ledger  the same with the ledger INSERT sent as text through `tx.query`
+ *     ours-inbox-before   the same as ours-inbox on `--before-lib`
  *     hand-inbox          bench/lib/hand-inbox.js: what an expert writes with pg
  *   claim (a private 3-master Redis Cluster, its pids):
  *     ours-cluster        RedisIdempotencyStore.claim then complete (ioredis Cluster)
@@ -22,12 +24,12 @@
  * Writes bench/results/engines.json by default; run.js copies its ratios into latest.json.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Cluster, Redis } from 'ioredis';
-import { createBenchDatabase, BENCH_LEDGER_SQL } from './lib/postgres-bench.js';
+import { createBenchDatabase, BENCH_LEDGER_INSERT, BENCH_LEDGER_SQL } from './lib/postgres-bench.js';
 import { HAND_INBOX_SQL, handInbox } from './lib/hand-inbox.js';
 import { handClaim } from './lib/hand-claim.js';
 import { startCluster, startRedis } from './lib/private-redis.js';
@@ -49,11 +51,15 @@ const rounds = Number(args.rounds);
 const libUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
 const only = args.only ? new Set(args.only.split(',')) : undefined;
 
-/** utime + stime of a process, in µs (Linux /proc; USER_HZ 100). */
+/**
+ * CPU time of a process, all its threads, in µs: the run time in ns of /proc/<pid>/task/<tid>/schedstat
+ * (utime + stime of /proc/<pid>/stat tick at 10 ms: 10 µs per delivery over 1000 deliveries).
+ */
 function cpuUs(pid) {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`))
+    ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  return ns / 1000;
 }
 const enginesCpuUs = (pids) => pids.reduce((total, pid) => total + cpuUs(pid), 0);
 
@@ -92,16 +98,24 @@ async function countingPool(url) {
   return { pool, counter, pid: Number(rows[0].pid) };
 }
 
+/** The handler's effect in every inbox variant: the hand-written inbox's ledger INSERT, prepared. */
+const LEDGER = BENCH_LEDGER_INSERT;
+
 /** ours: the inbox transaction as PaymentsInbox runs it (claim, then the handler's INSERT), on `lib`. */
-async function oursInbox(lib, url) {
+async function oursInbox(lib, url, { textLedger = false } = {}) {
   const { pgTransactionRunner } = await import(lib);
   const { paymentsInboxSchema } = await import(new URL('webhooks/transactional/payments-inbox.js', lib).href);
   const { preparePgStatement } = await import(new URL('webhooks/transactional/pg-transaction.runner.js', lib).href);
   const first = await import(new URL('webhooks/transactional/pg-first-statement.js', lib).href).catch(() => undefined);
+  const sqlModule = await import(new URL('webhooks/transactional/payments-inbox.sql.js', lib).href).catch(
+    () => undefined,
+  );
   const { pool, counter, pid } = await countingPool(url);
   await pool.query(paymentsInboxSchema('bench_inbox'));
-  // PaymentsInbox's claim (lib/webhooks/transactional/payments-inbox.ts), on the table above.
-  const claimSql = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
+  // PaymentsInbox's claim on the table above: the lib's own statements (payments-inbox.sql.ts), or, for a
+  // lib from before that file (3723d8e and earlier), the one statement it sent, written out here.
+  const sql = sqlModule?.paymentsInboxSql('bench_inbox') ?? {
+    claimFlags: `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
 ins AS (
   INSERT INTO "bench_inbox" AS r (key, completed_at, expires_at)
   SELECT $1, clock_timestamp(), clock_timestamp() + $2::float8 * interval '1 millisecond' FROM l WHERE l.locked
@@ -109,14 +123,20 @@ ins AS (
   WHERE r.expires_at <= clock_timestamp()
   RETURNING 1
 )
-SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inserted`;
+SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inserted`,
+  };
+  const claimSql = sql.claim ?? sql.claimFlags;
   preparePgStatement('payments_inbox_claim', claimSql);
   const runner = pgTransactionRunner(pool);
   const fused = first?.runsAfterFirstStatement(runner) ? runner[first.RUN_AFTER_FIRST_STATEMENT] : undefined;
+  // The handler's INSERT: prepared, as the hand-written inbox's (through the transaction's pg client);
+  // `textLedger`: as text through `tx.query` (parsed and planned every time), as before 2026-11-26.
   const work = async (tx, rows) => {
     const [row] = rows ?? (await tx.query(claimSql, [key(), 259_200_000]));
-    if (row?.locked !== true || Number(row.inserted) !== 1) throw new Error('the claim did not insert');
-    await tx.query('INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)', [lastKey, 100]);
+    const inserted = sql.claim ? row?.inserted === true : row?.locked === true && Number(row.inserted) === 1;
+    if (!inserted) throw new Error('the claim did not insert');
+    if (textLedger) await tx.query(LEDGER.text, [lastKey, 100]);
+    else await tx.client.query({ ...LEDGER, values: [lastKey, 100] });
   };
   let lastKey;
   const key = () => (lastKey = `evt_${randomUUID()}:handler`);
@@ -192,6 +212,8 @@ const newRedis = (port) => {
 const variants = {};
 try {
   if (want('ours-inbox')) variants['ours-inbox'] = await oursInbox(lib, url.toString());
+  if (want('ours-inbox-text-ledger'))
+    variants['ours-inbox-text-ledger'] = await oursInbox(lib, url.toString(), { textLedger: true });
   if (beforeLib && want('ours-inbox-before'))
     variants['ours-inbox-before'] = await oursInbox(beforeLib, url.toString());
   if (want('hand-inbox')) variants['hand-inbox'] = await handInboxVariant(url.toString());
@@ -255,7 +277,24 @@ try {
       redisAofVsNoneEngineCpu: q('ours-redis-aof', 'ours-redis', 'engineCpuUs'),
     },
   };
+  // The same ratios taken round by round (the two variants measured minutes apart at most, as neighbours
+  // in the rotation), then the median: on a shared machine whose speed drifts between rounds these move
+  // less than the ratios of medians above.
+  const paired = (a, b, field) => {
+    if (!runs[a] || !runs[b]) return null;
+    return round(median(runs[a].map((x, i) => x[field] / runs[b][i][field])), 3);
+  };
+  output.pairedRatios = {
+    inboxVsHandWrittenPostgresCpu: paired('ours-inbox', 'hand-inbox', 'engineCpuUs'),
+    inboxVsHandWrittenReceiverCpu: paired('ours-inbox', 'hand-inbox', 'receiverCpuUs'),
+    inboxVsHandWrittenWall: paired('ours-inbox', 'hand-inbox', 'wallUs'),
+    inboxTextLedgerVsHandWrittenPostgresCpu: paired('ours-inbox-text-ledger', 'hand-inbox', 'engineCpuUs'),
+    inboxBeforeVsHandWrittenPostgresCpu: paired('ours-inbox-before', 'hand-inbox', 'engineCpuUs'),
+    inboxAfterVsBeforePostgresCpu: paired('ours-inbox', 'ours-inbox-before', 'engineCpuUs'),
+    inboxAfterVsBeforeReceiverCpu: paired('ours-inbox', 'ours-inbox-before', 'receiverCpuUs'),
+  };
   writeFileSync(args.out, `${JSON.stringify(output, null, 2)}\n`);
+  console.log(JSON.stringify(output.pairedRatios, null, 2));
   console.log(JSON.stringify(output.ratios, null, 2));
   console.log(`Wrote ${args.out}`);
 } catch (error) {

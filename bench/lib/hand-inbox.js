@@ -5,13 +5,15 @@
  * ours, prepared), then `COMMIT`: 3 round trips. A delivery seen before inserts no row and commits
  * nothing else. The anchor of `ours-express-inbox`.
  */
+import { BENCH_LEDGER_INSERT } from './postgres-bench.js';
+
 export const HAND_INBOX_SQL =
   'CREATE TABLE IF NOT EXISTS hand_inbox (event_id text PRIMARY KEY, received_at timestamptz NOT NULL DEFAULT now())';
 const DEDUPE = {
   name: 'hand_inbox_insert',
   text: 'INSERT INTO hand_inbox (event_id) VALUES ($1) ON CONFLICT DO NOTHING',
 };
-const EFFECT = { name: 'hand_ledger_insert', text: 'INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)' };
+const EFFECT = BENCH_LEDGER_INSERT;
 
 /**
  * `BEGIN` and a prepared statement in one write and one answer (pg's own Query, its `prepare` extended by

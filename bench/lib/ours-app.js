@@ -10,7 +10,7 @@
  *   autoPipelining: ioredis enableAutoPipelining on the store's client (Redis scenarios)
  *   redisPort: port of the store's Redis (the bench's own instance; default 6379)
  *   transactional: true makes the handler `{ transactional: true }` (pgTransactionRunner, own database)
- *          doing one INSERT through ctx.transaction
+ *          doing one INSERT through ctx.transaction.client (prepared, the hand-written inbox's statement)
  *   processing: 'inline' | 'queued' (BullMQ, own queue name, worker: false: acknowledgement only)
  *   logger: Nest log levels (default BENCH_LOG_LEVELS); 'nest-default' leaves Nest's own default
  *   logDeliveries: the `webhooks.logDeliveries` option (one line per delivery), when set
@@ -54,10 +54,8 @@ export async function createOursApp(scenario = {}) {
   let extra;
 
   // PostgreSQL scenarios: own database, statements counted per delivery (lib/postgres-bench.js).
-  const pgBench =
-    store === 'postgres' || transactional
-      ? await (await import('./postgres-bench.js')).createBenchDatabase(runId)
-      : undefined;
+  const postgresBench = store === 'postgres' || transactional ? await import('./postgres-bench.js') : undefined;
+  const pgBench = await postgresBench?.createBenchDatabase(runId);
   if (pgBench) {
     extra = pgBench.extra;
     cleanups.push(() => pgBench.drop());
@@ -73,9 +71,10 @@ export async function createOursApp(scenario = {}) {
     async onSucceeded(event, ctx) {
       handlerCounter.runs++;
       pgBench.counts.deliveries++;
-      // The inbox scenario's handler: one plain INSERT in the inbox's transaction.
+      // The inbox scenario's handler: one INSERT in the inbox's transaction, prepared through the
+      // transaction's pg client, as the hand-written inbox's effect (bench/lib/hand-inbox.js).
       if (transactional)
-        await ctx.transaction.query('INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)', [event.id, 100]);
+        await ctx.transaction.client.query({ ...postgresBench.BENCH_LEDGER_INSERT, values: [event.id, 100] });
     }
   }
   const Handlers = pgBench ? PostgresPaymentHandlers : PaymentHandlers;

@@ -12,6 +12,12 @@ const ADMIN_URL = process.env.PG_URL ?? 'postgres://postgres@127.0.0.1:5432/post
 export const BENCH_LEDGER_SQL =
   'CREATE TABLE IF NOT EXISTS bench_ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, amount integer NOT NULL)';
 
+/** The effect of every inbox scenario's handler, ours and the hand-written one: a prepared INSERT. */
+export const BENCH_LEDGER_INSERT = {
+  name: 'hand_ledger_insert',
+  text: 'INSERT INTO bench_ledger (event_id, amount) VALUES ($1, $2)',
+};
+
 /**
  * Creates the database and a counting pool. `counts.statements` is every `client.query` (pool.query
  * goes through one too: no double count); `counts.deliveries` is bumped by the caller per handler run.

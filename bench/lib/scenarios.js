@@ -162,7 +162,8 @@ export const SCENARIOS = [
   },
   {
     id: 'ours-express-inbox',
-    title: 'nestjs-payments, Express, inline, memory store, transactional handler (pgTransactionRunner, one INSERT)',
+    title:
+      'nestjs-payments, Express, inline, memory store, transactional handler (pgTransactionRunner, one prepared INSERT)',
     file: `${bench}scenarios/ours.server.js`,
     options: { adapter: 'express', store: 'memory', processing: 'inline', transactional: true },
     fullOnly: true,

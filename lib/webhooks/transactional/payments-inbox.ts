@@ -11,7 +11,7 @@ import type {
   PaymentEventHandlers,
 } from '../contracts/payment-event-handler.types.js';
 import { IdempotencyStore } from '../contracts/idempotency-store.interface.js';
-import { postgresIndexName, postgresSchemaReadySql, quotePostgresTable } from '../../postgres/postgres-sql.util.js';
+import { postgresSchemaReadySql } from '../../postgres/postgres-sql.util.js';
 import type { PaymentsTransaction } from '../contracts/payments-transaction-runner.interface.js';
 import { preparePgStatement } from './pg-transaction.runner.js';
 import { RUN_AFTER_FIRST_STATEMENT, runsAfterFirstStatement } from './pg-first-statement.js';
@@ -19,35 +19,12 @@ import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
+import { inboxSchemaStatements, paymentsInboxSql, type PaymentsInboxSql } from './payments-inbox.sql.js';
 import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { checkTransactionalHandlers } from '../support/transactional-handlers.check.js';
 
-/**
- * The SQL that creates the inbox table of transactional handlers (idempotent: `IF NOT EXISTS`). Run
- * it from your migrations and pass `webhooks.transactions.createTable: false`, or let the module run
- * it on the first transactional delivery. One row per completed handler run: `key` (the run's first
- * claim key: `${eventId}:${handlerId}`, or for an intent's terminal state, the occurrence the
- * reconciler shares, `payment_intent:${intentId}:${state}:${handlerId}`), `completed_at`, `expires_at`
- * (the retention; an index serves the clean-up).
- *
- * @example await pool.query(paymentsInboxSchema())
- */
-export function paymentsInboxSchema(table: string = DEFAULT_PAYMENTS_INBOX_TABLE): string {
-  return inboxSchemaStatements(table).join(';\n') + ';';
-}
-
-function inboxSchemaStatements(table: string): [string, string] {
-  const quoted = quotePostgresTable(table, 'webhooks.transactions.table');
-  return [
-    `CREATE TABLE IF NOT EXISTS ${quoted} (
-  key text PRIMARY KEY,
-  completed_at timestamptz NOT NULL,
-  expires_at timestamptz NOT NULL
-)`,
-    `CREATE INDEX IF NOT EXISTS ${postgresIndexName(table, '_expires_at_idx')} ON ${quoted} (expires_at)`,
-  ];
-}
+export { paymentsInboxSchema } from './payments-inbox.sql.js';
 
 /** Thrown inside the transaction to roll it back when a concurrent delivery holds the (event, handler). */
 class InboxBusy extends PaymentsError {}
@@ -63,7 +40,8 @@ const CREATE_RACE_CODES = new Set(['23505', '42P07', '42710']);
  *
  * In one statement, the transaction takes `pg_try_advisory_xact_lock` on the key (never waits: a
  * copy in flight elsewhere gets `busy`, answered 409) and inserts the record unless a live one exists
- * (then the handler already committed: `skipped`). A throw rolls back the handler's writes and the
+ * (then the handler already committed: `skipped`); only when that statement answers no row does a
+ * second one (`claimFlags`, lib/webhooks/transactional/payments-inbox.sql.ts) tell the two apart. A throw rolls back the handler's writes and the
  * record together (`failed`, 500); a failure of the database itself (begin, the inbox statement,
  * commit) is `store_unavailable` (503). Either way the store's claim is released, so the redelivery
  * runs the handler again from a clean state. The store's `complete` after the commit only saves the
@@ -76,8 +54,7 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
   private readonly logger: Logger;
   private readonly options: ResolvedPaymentsTransactionsOptions | undefined;
   private readonly retentionMs: number;
-  private readonly claimSql: string;
-  private readonly cleanupSql: string;
+  private readonly sql: PaymentsInboxSql;
   private schema: Promise<void> | undefined;
   private runsSinceCleanup = 0;
   private cleanup: Promise<unknown> | undefined;
@@ -91,23 +68,10 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks.transactions;
     this.retentionMs = webhooks.retentionSeconds * 1000;
-    const table = quotePostgresTable(
-      this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE,
-      'webhooks.transactions.table',
-    );
-    // $1 key, $2 retention ms. `l` is evaluated once (volatile, referenced twice: materialized).
-    this.claimSql = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked),
-ins AS (
-  INSERT INTO ${table} AS r (key, completed_at, expires_at)
-  SELECT $1, clock_timestamp(), clock_timestamp() + $2::float8 * interval '1 millisecond' FROM l WHERE l.locked
-  ON CONFLICT (key) DO UPDATE SET completed_at = EXCLUDED.completed_at, expires_at = EXCLUDED.expires_at
-  WHERE r.expires_at <= clock_timestamp()
-  RETURNING 1
-)
-SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inserted`;
-    // Sent prepared by pgTransactionRunner (once per connection); other runners send it as text.
-    preparePgStatement('payments_inbox_claim', this.claimSql);
-    this.cleanupSql = `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= clock_timestamp() ORDER BY expires_at LIMIT 500 FOR UPDATE SKIP LOCKED) RETURNING 1 AS deleted`;
+    this.sql = paymentsInboxSql(this.options?.table ?? DEFAULT_PAYMENTS_INBOX_TABLE);
+    // Sent prepared by pgTransactionRunner (once per connection); other runners send them as text.
+    preparePgStatement('payments_inbox_claim', this.sql.claim);
+    preparePgStatement('payments_inbox_claim_flags', this.sql.claimFlags);
     if (this.options && !this.options.createTable) this.schema = Promise.resolve();
   }
 
@@ -157,14 +121,18 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     let outcome: 'done' | 'skipped';
     try {
       await this.ensureSchema(options);
-      const claim = { text: this.claimSql, values: [key, this.retentionMs] };
+      const claim = { text: this.sql.claim, values: [key, this.retentionMs] };
       const work = async (
         tx: PaymentsTransaction,
         claimRows?: Record<string, unknown>[],
       ): Promise<'done' | 'skipped'> => {
-        const [row] = claimRows ?? (await tx.query(claim.text, claim.values));
-        if (row === undefined || row['locked'] !== true) throw new InboxBusy();
-        if (Number(row['inserted']) !== 1) return 'skipped';
+        const [claimed] = claimRows ?? (await tx.query(claim.text, claim.values));
+        if (claimed === undefined) {
+          // Not both locked and inserted (a redelivery the store forgot, or a copy in flight): which one?
+          const [row] = await tx.query(this.sql.claimFlags, claim.values);
+          if (row === undefined || row['locked'] !== true) throw new InboxBusy();
+          if (Number(row['inserted']) !== 1) return 'skipped';
+        }
         started = this.runtime.now();
         try {
           await handler.invoke(event, Object.freeze({ ...ctx, transaction: tx }));
@@ -228,7 +196,7 @@ SELECT (SELECT locked FROM l) AS locked, (SELECT count(*) FROM ins)::int AS inse
     const options = this.options;
     if (!options) return 0;
     await this.ensureSchema(options);
-    return options.runner.run(async (tx) => (await tx.query(this.cleanupSql, [])).length);
+    return options.runner.run(async (tx) => (await tx.query(this.sql.cleanup, [])).length);
   }
 
   private async release(key: string, token: string, where: string): Promise<void> {

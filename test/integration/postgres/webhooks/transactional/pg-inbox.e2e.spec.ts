@@ -248,6 +248,32 @@ describe.each(['express', 'fastify'] as const)(
       expect(await inbox(event)).toBe(0);
     });
 
+    it('takes over an expired record that the clean-up has not deleted yet: the redelivery runs the handler again', async () => {
+      // Two instances with their own memory stores, so the redelivery reaches the inbox of the second.
+      const first = await start({ cleanupEvery: 0 });
+      const second = await start({ cleanupEvery: 0 });
+      const event = createPaymentEvent('payment_intent.succeeded');
+      expect((await post(first.url, sign(event))).status).toBe(200);
+      // While the record is live, the second instance's claim finds it: 200, nothing run.
+      expect((await post(second.url, sign(event))).status).toBe(200);
+      expect(second.handler.runs).toEqual([]);
+      await db.pool.query(
+        `UPDATE payments_inbox SET expires_at = clock_timestamp() - interval '1 second' WHERE ${INBOX_KEY_OF}`,
+        inboxKeys(event),
+      );
+      const third = await start({ cleanupEvery: 0 });
+      expect((await post(third.url, sign(event))).status).toBe(200);
+      expect(third.handler.runs).toEqual([event.id]);
+      expect(await ledger(event.id)).toBe(2);
+      // One record, live again.
+      const live = await db.pool.query(
+        `SELECT count(*) AS n FROM payments_inbox WHERE (${INBOX_KEY_OF}) AND expires_at > clock_timestamp()`,
+        inboxKeys(event),
+      );
+      expect(Number(live.rows[0]!['n'])).toBe(1);
+      expect(await inbox(event)).toBe(1);
+    });
+
     it('refuses to boot when a handler is declared { transactional: true } but webhooks.transactions is missing', async () => {
       const logger = new CapturingLogger();
       await expect(
