@@ -9,7 +9,7 @@
  * where req/s moves by 10 %. Slow (valgrind runs Node ~50x slower): not part of CI.
  *
  *   npm run bench:instructions          compiles lib/ into dist-sample/ first, then runs every case
- *   node bench/callgrind.js [--deliveries 2000] [--warmup 300] [--only id,id] [--jobs 2]
+ *   node bench/callgrind.js [--deliveries 2000] [--warmup 10000] [--only id,id] [--jobs 2]
  *                           [--lib DIR]         count ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
  *                           [--before-lib DIR]  also count ours on another compiled lib/ (DIR/index.js), as `*-before`
  *                           [--node-flags=FLAGS]  flags of the counted Node process, default PREDICTABLE_FLAGS below
@@ -21,9 +21,14 @@
  *                           [--inbox]           the transactional inbox (PostgreSQL at PG_URL, a database per case) against
  *                                               the hand-written one, beside the memory path and the `@Res()` bare
  *                                               route, into results/inbox-instructions.json (latest.json untouched)
+ *                           [--instrumented-warmup]  count the old way: instrumentation on during the warm-up too
+ *                                               (default: off until the driver is warm, `--instr-atstart=no`)
+ *                           [--keep-dumps DIR]  copy callgrind's dumps there (callgrind_annotate them)
+ *                           [--real-clock]      the counted process reads the real clock (default: lib/fake-clock.c,
+ *                                               compiled with cc and LD_PRELOADed: time advances with the work done)
  */
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,13 +39,14 @@ import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 
 const benchDir = new URL('.', import.meta.url).pathname;
 /** The counted Node process's flags (issue 31): every V8 heuristic that reads the clock or a random seed, pinned. */
-export const PREDICTABLE_FLAGS = '--predictable --predictable-gc-schedule --random-seed=1 --hash-seed=1';
+export const PREDICTABLE_FLAGS = '--predictable --predictable-gc-schedule --random-seed=1 --hash-seed=1 --expose-gc';
 const rootDir = new URL('..', import.meta.url).pathname;
 
 const { values: args } = parseArgs({
   options: {
     deliveries: { type: 'string', default: '2000' },
-    warmup: { type: 'string', default: '300' },
+    // Uninstrumented (see --instrumented-warmup): long enough for tier-up to settle.
+    warmup: { type: 'string', default: '10000' },
     only: { type: 'string' },
     jobs: { type: 'string', default: '1' },
     'before-lib': { type: 'string' },
@@ -54,6 +60,13 @@ const { values: args } = parseArgs({
     growth: { type: 'boolean', default: false },
     client: { type: 'boolean', default: false },
     inbox: { type: 'boolean', default: false },
+    // Issue 31: the warm-up runs with callgrind's instrumentation off (`--instr-atstart=no`, switched on
+    // by `callgrind_control -i on` when the driver says it is warm). This flag restores the old way.
+    'instrumented-warmup': { type: 'boolean', default: false },
+    'keep-dumps': { type: 'string' },
+    // Issue 31: the counted process reads a fake clock (lib/fake-clock.c, LD_PRELOAD): time advances with
+    // its work, not with the wall. This flag gives it the real clock back.
+    'real-clock': { type: 'boolean', default: false },
   },
 });
 const deliveries = Number(args.deliveries);
@@ -280,15 +293,67 @@ export function compileInstructions(dumpText) {
   return total;
 }
 
+/**
+ * V8's garbage collector in the window (inclusive cost of its entries, outermost only): scavenges,
+ * mark-compacts and incremental marking steps, whether allocation, a task or a stack guard ran them.
+ */
+const GC_ENTRY =
+  /^v8::internal::(Heap::CollectGarbage|Heap::FinalizeIncrementalMarking\w*|IncrementalMarking::(AdvanceOnAllocation|Step|AdvanceAndFinalizeIfComplete|AdvanceFromTask)|IncrementalMarkingJob::Task::RunInternal|ScavengeJob::Task::RunInternal|MinorGCJob::Task::RunInternal|Heap::HandleGCRequest|MemoryReducer::\w+)\b/;
+export function gcInstructions(dumpText) {
+  return inclusiveOf(dumpText, GC_ENTRY);
+}
+function inclusiveOf(dumpText, entry) {
+  const names = new Map();
+  let fn;
+  let cfn;
+  let callLine = false;
+  let total = 0;
+  for (const line of dumpText.split('\n')) {
+    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
+      const m = /^c?fn=\((\d+)\)(?: (.*))?/.exec(line);
+      if (m?.[2] !== undefined) names.set(m[1], m[2]);
+      const name = m ? names.get(m[1]) : undefined;
+      if (line[0] === 'f') fn = name;
+      else cfn = name;
+    } else if (line.startsWith('calls=')) callLine = true;
+    else if (callLine) {
+      callLine = false;
+      if (entry.test(cfn ?? '') && !entry.test(fn ?? '')) total += Number(line.split(' ')[1]) || 0;
+    }
+  }
+  return total;
+}
+
+/** The delivery drivers that can warm up uninstrumented (the client driver still counts its warm-up the old way). */
+const uninstrumentedWarmup = (testCase) => !args['instrumented-warmup'] && testCase.driver !== 'client';
+/**
+ * The fake clock (not for the client cases: they wait on a real server's answers). Compiled once per run;
+ * without a C compiler the cases read the real clock, and the result says so (`config.fakeClock`).
+ */
+const fakeClockLib = (() => {
+  if (args['real-clock'] || selected.every((c) => c.driver === 'client')) return undefined;
+  const so = join(workDir, 'fake-clock.so');
+  const cc = spawnSync('cc', ['-O2', '-shared', '-fPIC', '-o', so, `${benchDir}lib/fake-clock.c`, '-ldl'], {
+    encoding: 'utf8',
+  });
+  if (cc.status === 0) return so;
+  console.warn(`No fake clock (cc failed: ${(cc.stderr || cc.error?.message || '').trim()}): the real clock is read.`);
+  return undefined;
+})();
+const fakeClock = (testCase) => fakeClockLib !== undefined && testCase.driver !== 'client';
+
 /** Runs one case under callgrind; resolves with the instructions counted over the measured deliveries. */
 function count(testCase) {
   return new Promise((resolve, reject) => {
     const outPrefix = join(workDir, `${testCase.id}.out`);
+    const signal = join(workDir, `${testCase.id}.instrumented`);
     const started = Date.now();
+    let warmS;
     const child = spawn(
       'valgrind',
       [
         '--tool=callgrind',
+        ...(uninstrumentedWarmup(testCase) ? ['--instr-atstart=no'] : []),
         `--callgrind-out-file=${outPrefix}`,
         '--zero-before=uv_os_gethostname',
         '--dump-before=uv_os_homedir',
@@ -302,6 +367,10 @@ function count(testCase) {
         env: {
           ...process.env,
           NODE_ENV: 'production',
+          ...(uninstrumentedWarmup(testCase) ? { BENCH_INSTRUMENTATION_SIGNAL: signal } : {}),
+          ...(fakeClock(testCase)
+            ? { LD_PRELOAD: [fakeClockLib, process.env.LD_PRELOAD].filter(Boolean).join(' ') }
+            : {}),
           BENCH_INSTRUCTIONS_OPTIONS: JSON.stringify({ warmup, deliveries, ...testCase.options }),
           BENCH_CLIENT_OPTIONS: JSON.stringify({
             warmup,
@@ -315,7 +384,23 @@ function count(testCase) {
       },
     );
     let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
+    let switched = false;
+    child.stderr.on('data', (chunk) => {
+      stderr = (stderr + chunk).slice(-20_000);
+      // The driver is warm (uninstrumented warm-up): instrumentation on, then let it go on.
+      if (!switched && stderr.includes('{"type":"instructions-driver-warm"')) {
+        switched = true;
+        warmS = (Date.now() - started) / 1000;
+        execFile('callgrind_control', ['-i', 'on', String(child.pid)], (error, stdout) => {
+          if (error || !/OK/.test(stdout)) {
+            child.kill();
+            stderr += `\ncallgrind_control -i on ${child.pid} failed: ${error?.message ?? stdout}`;
+            return;
+          }
+          writeFileSync(signal, '');
+        });
+      }
+    });
     child.on('exit', (code) => {
       const driver = stderr.split('\n').find((line) => line.startsWith('{"type":"instructions-driver"'));
       const dumps = readdirSync(workDir)
@@ -335,6 +420,8 @@ function count(testCase) {
       resolve({
         instructions: Number(total),
         compile: compileInstructions(dump),
+        gc: gcInstructions(dump),
+        warmS,
         wallS: (Date.now() - started) / 1000,
         driver: JSON.parse(driver),
       });
@@ -364,6 +451,7 @@ await Promise.all(
   Array.from({ length: Math.max(1, Number(args.jobs)) }, async () => {
     for (let c = queue.shift(); c; c = queue.shift()) {
       try {
+        const startLoad = round(loadavg()[0], 2);
         const r = await count(c);
         results[c.id] = {
           title: c.title,
@@ -374,14 +462,20 @@ await Promise.all(
           steadyInstructionsPerDelivery: Math.round(
             (r.instructions - r.compile) / (c.options.deliveries ?? deliveries),
           ),
+          // V8's garbage collector in the window (diagnostic: which part of a count moves between runs).
+          gcInstructionsPerDelivery: Math.round(r.gc / (c.options.deliveries ?? deliveries)),
           loadAverage: round(loadavg()[0], 2),
+          loadAverageAtStart: startLoad,
           ...(c.options.payloadBytes ? { payloadBytes: c.options.payloadBytes } : {}),
           countedAt: new Date().toISOString(),
           wallS: round(r.wallS, 0),
+          ...(r.warmS !== undefined ? { uninstrumentedWarmupS: round(r.warmS, 0) } : {}),
         };
         console.log(
           `  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery, ` +
-            `${results[c.id].steadyInstructionsPerDelivery.toLocaleString('en').padStart(12)} without compiling  (${r.wallS.toFixed(0)} s, load ${results[c.id].loadAverage})`,
+            `${results[c.id].steadyInstructionsPerDelivery.toLocaleString('en').padStart(12)} without compiling, ` +
+            `${results[c.id].compileInstructionsPerDelivery.toLocaleString('en')} compiling, ${results[c.id].gcInstructionsPerDelivery.toLocaleString('en')} GC  ` +
+            `(${r.wallS.toFixed(0)} s, load ${startLoad} -> ${results[c.id].loadAverage})`,
         );
       } catch (error) {
         results[c.id] = { title: c.title, error: error.message };
@@ -390,6 +484,10 @@ await Promise.all(
     }
   }),
 );
+if (args['keep-dumps']) {
+  mkdirSync(args['keep-dumps'], { recursive: true });
+  for (const f of readdirSync(workDir)) if (f.includes('.out')) cpSync(join(workDir, f), join(args['keep-dumps'], f));
+}
 rmSync(workDir, { recursive: true, force: true });
 if (apiServer) {
   await apiServer.close();
@@ -445,6 +543,8 @@ const output = {
     warmup,
     deliveries,
     nodeFlags: nodeFlags.join(' '),
+    warmupInstrumented: Boolean(args['instrumented-warmup']),
+    fakeClock: fakeClockLib !== undefined,
     injection: 'light-my-request, sequential, in process',
     payloadBytes: 1024,
   },

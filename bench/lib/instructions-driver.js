@@ -7,9 +7,14 @@
  * is sent. The measured deliveries are marked for callgrind by two native calls that nothing else
  * makes here: `os.hostname()` (uv_os_gethostname: callgrind zeroes its counters) just before them and
  * `os.homedir()` (uv_os_homedir: callgrind dumps) just after, so the dump holds the deliveries alone.
+ * Counts that repeat (issue 31, NOTES.md): the warm-up runs uninstrumented (BENCH_INSTRUMENTATION_SIGNAL),
+ * a full GC (`--expose-gc`) 2,000 deliveries before its end puts every window at the same point of V8's GC
+ * cycle, and the event ids are derived from the delivery's index, so every run sends the same bytes.
  * Options: BENCH_INSTRUCTIONS_OPTIONS (JSON)
  *   { app: 'ours' | 'baseline' | 'harness' | 'plain-node' | 'plain-fastify', adapter, logger, logDeliveries, lib, warmup, deliveries }
  */
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { homedir, hostname } from 'node:os';
 import inject from 'light-my-request';
 import { WEBHOOK_PATH } from './bench-constants.js';
@@ -18,7 +23,15 @@ import { signedDelivery } from './signed-payloads.js';
 
 const options = JSON.parse(process.env.BENCH_INSTRUCTIONS_OPTIONS ?? '{}');
 const { app: kind = 'ours', adapter = 'express', warmup = 300, deliveries = 2000 } = options;
-const signed = Array.from({ length: warmup + deliveries }, () => signedDelivery(undefined, options.payloadBytes));
+/**
+ * The event ids: UUIDs (v4 form) drawn from the delivery's index, not at random, so that two runs send the
+ * same bytes (the ids are keys of the store's and the anchors' Maps: other ids, other hash collisions).
+ */
+const eventId = (i) => {
+  const h = createHash('sha256').update(`bench-event-${i}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+};
+const signed = Array.from({ length: warmup + deliveries }, (_, i) => signedDelivery(eventId(i), options.payloadBytes));
 
 /** A bare Node handler that reads the body and answers 200: the injection's own cost. */
 function harnessHandler(req, res) {
@@ -59,6 +72,22 @@ if (kind === 'harness') {
   close = () => app.close();
 }
 
+/**
+ * With BENCH_INSTRUMENTATION_SIGNAL set (bench/callgrind.js runs valgrind with `--instr-atstart=no`), the
+ * warm-up ran uninstrumented (~5x faster, so it can be long enough for V8's tier-up to settle): say so on
+ * stderr, let one turn of the event loop pass (timers due), then spin until the parent has switched
+ * callgrind's instrumentation on (`callgrind_control -i on`) and created the signal file. The spin runs
+ * code rather than sleeping so that valgrind polls its gdbserver without needing ptrace; it is not counted
+ * (the counters are zeroed after it).
+ */
+async function instrumentationOn() {
+  const signal = process.env.BENCH_INSTRUMENTATION_SIGNAL;
+  if (!signal) return;
+  await new Promise((resolve) => setImmediate(resolve));
+  process.stderr.write(`${JSON.stringify({ type: 'instructions-driver-warm', sent: warmup })}\n`);
+  while (!existsSync(signal));
+}
+
 async function deliver(from, to) {
   for (let i = from; i < to; i++) {
     const { body, headers } = signed[i];
@@ -68,7 +97,15 @@ async function deliver(from, to) {
   }
 }
 
-await deliver(0, warmup);
+// With --expose-gc (bench/callgrind.js's default flags), a full GC `settle` deliveries before the end of
+// the warm-up: the window then starts at the same point of V8's GC cycle whatever the warm-up's GCs were,
+// and the code that this GC deoptimised (optimised code embedding maps that died) is optimised again
+// before the window.
+const settle = globalThis.gc ? Math.min(2000, Math.floor(warmup / 2)) : 0;
+await deliver(0, warmup - settle);
+globalThis.gc?.();
+await deliver(warmup - settle, warmup);
+await instrumentationOn();
 hostname(); // callgrind: zero the counters (--zero-before=uv_os_gethostname)
 await deliver(warmup, signed.length);
 homedir(); // callgrind: dump the counters (--dump-before=uv_os_homedir)
