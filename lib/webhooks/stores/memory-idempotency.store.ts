@@ -31,8 +31,14 @@ export interface MemoryIdempotencyStoreOptions {
 }
 
 type Lease = { token: string; attempt: number; expiresAt: number };
-/** A completed (`done`) or released (failed run) key, kept until `expiresAt`. */
-type Settled = { done: boolean; attempt: number; expiresAt: number };
+/**
+ * A settled key: completed (`done`) as the bare number `expiresAt`, a released one (failed run) as an
+ * object that keeps its attempt count, both kept until `expiresAt`. A completed key, what the store
+ * holds most of (one or two per handled delivery), is one number rather than an object and a number:
+ * less for the garbage collector to mark.
+ */
+type Released = { attempt: number; expiresAt: number };
+type Settled = number | Released;
 
 const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
 const BUSY: IdempotencyClaim = Object.freeze({ status: 'busy' });
@@ -127,12 +133,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const settled = this.#settled.get(key);
     if (settled !== undefined) {
       this.#settled.delete(key);
-      if (settled.expiresAt > now) {
-        if (settled.done) {
+      if (typeof settled === 'number') {
+        if (settled > now) {
           // Most recently used now: a key that keeps being redelivered is the last to be evicted.
           this.#settled.set(key, settled);
           return DONE;
         }
+      } else if (settled.expiresAt > now) {
         // Released by a failed run: the next run counts the attempt.
         attempt = settled.attempt + 1;
       }
@@ -147,7 +154,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (lease?.token !== token) return;
     const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
     this.#leases.delete(key);
-    this.#settled.set(key, { done: true, attempt: lease.attempt, expiresAt: this.#now() + keepFor });
+    this.#settled.set(key, this.#now() + keepFor);
   }
 
   /** Extends the lease of `token` on `key` to `leaseMs` from now, at once; false when the lease is lost. */
@@ -165,7 +172,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const lease = this.#leases.get(key);
     if (lease?.token !== token) return;
     this.#leases.delete(key);
-    this.#settled.set(key, { done: false, attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
+    this.#settled.set(key, { attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
   }
 
   #lease(key: string, attempt: number, now: number, leaseMs: number): IdempotencyClaim {
