@@ -272,25 +272,7 @@ const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
 const COMPILE_ENTRY =
   /^v8::internal::Runtime_(CompileOptimized|CompileOptimizedOSR|CompileLazy|CompileBaseline|InstallBaselineCode)\b/;
 export function compileInstructions(dumpText) {
-  const names = new Map();
-  let fn;
-  let cfn;
-  let callLine = false;
-  let total = 0;
-  for (const line of dumpText.split('\n')) {
-    if (line.startsWith('fn=') || line.startsWith('cfn=')) {
-      const m = /^c?fn=\((\d+)\)(?: (.*))?/.exec(line);
-      if (m?.[2] !== undefined) names.set(m[1], m[2]);
-      const name = m ? names.get(m[1]) : undefined;
-      if (line[0] === 'f') fn = name;
-      else cfn = name;
-    } else if (line.startsWith('calls=')) callLine = true;
-    else if (callLine) {
-      callLine = false;
-      if (COMPILE_ENTRY.test(cfn ?? '') && !COMPILE_ENTRY.test(fn ?? '')) total += Number(line.split(' ')[1]) || 0;
-    }
-  }
-  return total;
+  return inclusiveOf(dumpText, COMPILE_ENTRY);
 }
 
 /**
@@ -302,6 +284,7 @@ const GC_ENTRY =
 export function gcInstructions(dumpText) {
   return inclusiveOf(dumpText, GC_ENTRY);
 }
+/** Inclusive cost in the window of the functions `entry` matches, counted where they are entered from outside. */
 function inclusiveOf(dumpText, entry) {
   const names = new Map();
   let fn;
