@@ -8,7 +8,7 @@ import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
 import { reportRenewalProblem } from './idempotency-lease.renewal.js';
-import { isPromiseLike, PendingRejection, settle, toPromise, type Pending } from '../../core/payments.pending.js';
+import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
@@ -141,16 +141,11 @@ export class PaymentEventsDispatcher {
     meta: DispatchMeta,
   ): Pending<DispatchHandlerResult> {
     const run = this.claims.run(handler, event, meta);
-    // Written without settle(): a store that answers at once allocates no closure (claim() never throws).
-    const claim = this.claims.claim(run);
-    if (claim instanceof PendingRejection) return this.claimFailed(handler, event, claim.error);
-    if (isPromiseLike(claim)) {
-      return claim.then(
-        (claimed) => this.runClaimed(run, claimed, meta),
-        (error: unknown) => this.claimFailed(handler, event, error),
-      );
-    }
-    return this.runClaimed(run, claim, meta);
+    return settle(
+      () => this.claims.claim(run),
+      (claim) => this.runClaimed(run, claim, meta),
+      (error) => this.claimFailed(handler, event, error),
+    );
   }
 
   private claimFailed(
@@ -242,15 +237,11 @@ export class PaymentEventsDispatcher {
     const done: DispatchHandlerResult = { handler: run.handler.id, status: 'done', durationMs, attempt };
     // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
     // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
-    const completed = this.claims.complete(run, token);
-    if (completed instanceof PendingRejection) return this.completeFailed(run, durationMs, attempt, completed.error);
-    if (isPromiseLike(completed)) {
-      return completed.then(
-        () => done,
-        (error: unknown) => this.completeFailed(run, durationMs, attempt, error),
-      );
-    }
-    return done;
+    return settle(
+      () => this.claims.complete(run, token),
+      () => done,
+      (error) => this.completeFailed(run, durationMs, attempt, error),
+    );
   }
 
   private completeFailed(run: HandlerRun, durationMs: number, attempt: number, error: unknown): DispatchHandlerResult {

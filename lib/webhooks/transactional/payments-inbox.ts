@@ -135,7 +135,15 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
         }
         started = this.runtime.now();
         try {
-          await handler.invoke(event, Object.freeze({ ...ctx, transaction: tx }));
+          // Written out, not `{ ...ctx, transaction }`: on Node 20 that gives every context a map of its own.
+          const context: PaymentEventContext = Object.freeze({
+            retrieveIntent: ctx.retrieveIntent,
+            deliveryAttempt: ctx.deliveryAttempt,
+            receivedAt: ctx.receivedAt,
+            source: ctx.source,
+            transaction: tx,
+          });
+          await handler.invoke(event, context);
         } catch (error) {
           handlerError = { error };
           throw error;

@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
-import { generateKeyPairSync } from 'node:crypto';
 import { OnPaymentEvent, PaymentsModule, type PaymentEvent } from '../../../lib/index.js';
 import { standardWebhooksEd25519 } from '../../../lib/webhooks/index.js';
 import { createPaymentEvent, PaymentsSimulator, signWebhook } from '../../../lib/testing/index.js';
@@ -13,16 +12,12 @@ import {
   type AdapterName,
   type WebhookApp,
 } from '../../fixtures/webhooks/webhook-app.fixture.js';
+import { ed25519KeyPair } from '../../fixtures/webhooks/ed25519-keys.js';
 
 /*
  * The asymmetric scheme end to end: the simulator signs with the endpoint's private key (whsk_), the
  * receiver holds only the public key (whpk_) and runs the handler once; another key is refused.
  */
-function keyPair(): { whpk: string; whsk: string } {
-  const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  const raw = (field: string) => Buffer.from(field, 'base64url').toString('base64');
-  return { whpk: `whpk_${raw(jwk.x!)}`, whsk: `whsk_${raw(jwk.d!)}` };
-}
 
 @Injectable()
 class PaidOrders {
@@ -34,7 +29,7 @@ class PaidOrders {
 }
 
 describe.each(['express', 'fastify'] as const)('Standard Webhooks v1a (Ed25519) on %s', (adapter: AdapterName) => {
-  const endpointKey = keyPair();
+  const endpointKey = ed25519KeyPair();
   const logger = new CapturingLogger();
   let app: WebhookApp;
   let simulator: PaymentsSimulator;
@@ -52,7 +47,7 @@ describe.each(['express', 'fastify'] as const)('Standard Webhooks v1a (Ed25519) 
     url = `${app.baseUrl}/payments/webhooks`;
     // The scheme object the simulator is given only sets the scheme: each endpoint signs with its own key.
     simulator = new PaymentsSimulator({
-      signature: standardWebhooksEd25519({ privateKeys: keyPair().whsk }),
+      signature: standardWebhooksEd25519({ privateKeys: ed25519KeyPair().whsk }),
       apiKeys: ['sk_test_ed25519'],
       retrySchedule: [],
     });
@@ -75,7 +70,7 @@ describe.each(['express', 'fastify'] as const)('Standard Webhooks v1a (Ed25519) 
   it('a delivery signed with another private key is refused (401), and no log line carries a key', async () => {
     const signed = signWebhook(
       createPaymentEvent('payment_intent.succeeded'),
-      standardWebhooksEd25519({ privateKeys: keyPair().whsk }),
+      standardWebhooksEd25519({ privateKeys: ed25519KeyPair().whsk }),
     );
     expect((await post(url, signed)).status).toBe(401);
     const everything = logger.lines.map((line) => line.message).join('\n');

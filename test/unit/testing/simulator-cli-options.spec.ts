@@ -1,5 +1,4 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync } from 'node:crypto';
 import {
   CliUsageError,
   parseCliArguments,
@@ -9,16 +8,12 @@ import { CLI_HELP } from '../../../lib/testing/simulator/cli/cli.messages.js';
 import { signWebhook } from '../../../lib/testing/index.js';
 import { standardWebhooksEd25519 } from '../../../lib/webhooks/index.js';
 import { standardWebhooksEd25519PublicKey } from '../../../lib/webhooks/verifiers/standard-webhooks-ed25519.scheme.js';
+import { ed25519KeyPair } from '../../fixtures/webhooks/ed25519-keys.js';
 
 /*
  * `npx nestjs-payments simulator --scheme standard-webhooks-ed25519`: the flags as parsed, in process
  * (test/e2e/testing/simulator/cli/ runs the CLI as a process and delivers to a Nest app).
  */
-function keyPair(): { whpk: string; whsk: string } {
-  const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  const raw = (field: string) => Buffer.from(field, 'base64url').toString('base64');
-  return { whpk: `whpk_${raw(jwk.x!)}`, whsk: `whsk_${raw(jwk.d!)}` };
-}
 
 const ENDPOINT = ['--forward-to', 'http://127.0.0.1:3000/payments/webhooks'];
 
@@ -51,7 +46,7 @@ describe('simulator CLI flags: --scheme standard-webhooks-ed25519', () => {
   });
 
   it('accepts a whsk_ private key as --secret, kept as given', () => {
-    const { whsk } = keyPair();
+    const { whsk } = ed25519KeyPair();
     const options = parsed('--scheme', 'standard-webhooks-ed25519', ...ENDPOINT, '--secret', whsk);
     expect(options.secret).toBe(whsk);
   });
@@ -81,7 +76,7 @@ describe('simulator CLI flags: --scheme standard-webhooks-ed25519', () => {
   });
 
   it('--secret that is not a whsk_ key is refused by its kind, never quoted', () => {
-    const { whpk, whsk } = keyPair();
+    const { whpk, whsk } = ed25519KeyPair();
     const secrets = [whpk, 'whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0', 'my-hmac-secret'];
     const messages = secrets.map((secret) =>
       refusal('--scheme', 'standard-webhooks-ed25519', ...ENDPOINT, '--secret', secret),
@@ -108,7 +103,7 @@ describe('simulator CLI flags: --scheme standard-webhooks-ed25519', () => {
 
 describe('standardWebhooksEd25519PublicKey', () => {
   it("is the private key's public half: what it signs verifies with standardWebhooksEd25519({ publicKeys })", () => {
-    const { whpk, whsk } = keyPair();
+    const { whpk, whsk } = ed25519KeyPair();
     expect(standardWebhooksEd25519PublicKey(whsk)).toBe(whpk);
     const signed = signWebhook({ id: 'evt_1' }, standardWebhooksEd25519({ privateKeys: whsk }));
     const verdict = standardWebhooksEd25519({ publicKeys: standardWebhooksEd25519PublicKey(whsk) }).verify({
@@ -119,7 +114,7 @@ describe('standardWebhooksEd25519PublicKey', () => {
   });
 
   it('refuses a public key or a malformed key naming the option, never quoting it', () => {
-    const { whpk } = keyPair();
+    const { whpk } = ed25519KeyPair();
     const messageOf = (key: string): string => {
       try {
         standardWebhooksEd25519PublicKey(key);

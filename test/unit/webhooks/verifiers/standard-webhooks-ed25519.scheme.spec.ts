@@ -1,10 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { generateKeyPairSync, randomBytes, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
+import { randomBytes, sign as nodeSign, verify as nodeVerify, type KeyObject } from 'node:crypto';
 import { inspect } from 'node:util';
 import { Webhook } from 'standardwebhooks';
 import { PaymentsConfigurationError, standardWebhooks } from '../../../../lib/index.js';
 import { standardWebhooksEd25519 } from '../../../../lib/webhooks/index.js';
 import { createPaymentEvent, signWebhook } from '../../../../lib/testing/index.js';
+import { ed25519KeyPair } from '../../../fixtures/webhooks/ed25519-keys.js';
 
 /*
  * The Standard Webhooks asymmetric scheme (v1a, Ed25519): one file, cross-checked with Node's own
@@ -14,25 +15,8 @@ const NOW_MS = Date.parse('2026-11-24T12:00:00Z');
 const NOW_S = Math.floor(NOW_MS / 1000);
 const now = () => NOW_MS;
 
-interface KeyPair {
-  publicKey: KeyObject;
-  privateKey: KeyObject;
-  /** `whpk_` + base64 of the raw 32-byte public key. */
-  whpk: string;
-  /** `whsk_` + base64 of the raw 32-byte seed. */
-  whsk: string;
-}
-
-/** A key pair made by Node, serialised as the Standard Webhooks spec presents keys. */
-function keyPair(): KeyPair {
-  const { publicKey, privateKey } = generateKeyPairSync('ed25519');
-  const raw = (jwkField: string) => Buffer.from(jwkField, 'base64url').toString('base64');
-  const jwk = privateKey.export({ format: 'jwk' });
-  return { publicKey, privateKey, whpk: `whpk_${raw(jwk.x!)}`, whsk: `whsk_${raw(jwk.d!)}` };
-}
-
-const A = keyPair();
-const B = keyPair();
+const A = ed25519KeyPair();
+const B = ed25519KeyPair();
 const rawBody = JSON.stringify(createPaymentEvent('payment_intent.succeeded'));
 const input = (body: string, headers: Record<string, string>) => ({ rawBody: Buffer.from(body), headers });
 
@@ -144,7 +128,7 @@ describe('standardWebhooksEd25519', () => {
       expect(standardWebhooksEd25519({ publicKeys: B.whpk, now }).verify(input(rawBody, headers))).toEqual({
         valid: true,
       });
-      const other = keyPair();
+      const other = ed25519KeyPair();
       expect(standardWebhooksEd25519({ publicKeys: other.whpk, now }).verify(input(rawBody, headers))).toEqual({
         valid: false,
         reason: 'signature_mismatch',

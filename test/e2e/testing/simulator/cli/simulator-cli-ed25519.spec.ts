@@ -2,7 +2,6 @@ import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { generateKeyPairSync } from 'node:crypto';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { OnPaymentEvent, PaymentsModule, type PaymentEvent } from '../../../../../lib/index.js';
@@ -12,6 +11,7 @@ import { SimulatorSession } from '../../../../../lib/testing/simulator/cli/simul
 import { standardWebhooksEd25519 } from '../../../../../lib/webhooks/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
 import { CliProcess, freePort } from './cli-process.fixture.js';
+import { ed25519KeyPair } from '../../../../fixtures/webhooks/ed25519-keys.js';
 
 /*
  * `npx nestjs-payments simulator --scheme standard-webhooks-ed25519` (Standard Webhooks v1a): the
@@ -26,12 +26,6 @@ class Fulfilment {
   onPaid(event: PaymentEvent<'payment_intent.succeeded'>) {
     this.paid.push(event.id);
   }
-}
-
-function keyPair(): { whpk: string; whsk: string } {
-  const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
-  const raw = (field: string) => Buffer.from(field, 'base64url').toString('base64');
-  return { whpk: `whpk_${raw(jwk.x!)}`, whsk: `whsk_${raw(jwk.d!)}` };
 }
 
 /** The value printed after `label` in the start-up lines. */
@@ -68,7 +62,7 @@ function options(...args: string[]): SimulatorCliOptions {
 
 describe('npx nestjs-payments simulator --scheme standard-webhooks-ed25519', () => {
   describe('as a process, with --secret whsk_...: a Nest app configured with the printed public key', () => {
-    const key = keyPair();
+    const key = ed25519KeyPair();
     let tree: TranspiledTree;
     let sim: CliProcess;
     let app: INestApplication;
