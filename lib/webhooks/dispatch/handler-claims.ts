@@ -39,15 +39,18 @@ export class HandlerClaims {
   /** The keys of `handler`'s run of `event`. */
   run(handler: PaymentEventHandlerRegistration, event: PaymentEvent, meta: DispatchMeta): HandlerRun {
     const prefix = this.options.keyPrefix;
-    const eventKey = `${prefix}${event.id}:${handler.id}`;
+    // Joined, not written as templates: V8 keeps a concatenation as a tree of its parts (a cons string,
+    // 3 objects here), and a store that keeps the key (the memory store, one or two per delivery, for
+    // days) kept the tree; `join` makes one flat string. Retained per delivery: 461 -> 286 bytes.
+    const eventKey = [prefix, event.id, ':', handler.id].join('');
     const occurrence = meta.occurrence;
     if (occurrence === undefined) return { handler, event, key: eventKey };
-    const occurrenceKey = `${prefix}${occurrence.key}:${handler.id}`;
+    const occurrenceKey = [prefix, occurrence.key, ':', handler.id].join('');
     // A terminal state's webhook (the usual delivery) needs no `seen` key: built only where it is used.
     if (occurrence.terminal && meta.source !== 'reconciliation') {
       return { handler, event, key: occurrenceKey, second: { key: eventKey, token: '', keep: true } };
     }
-    const seenKey = `${prefix}${occurrence.key}:seen:${handler.id}`;
+    const seenKey = [prefix, occurrence.key, ':seen:', handler.id].join('');
     if (meta.source === 'reconciliation') {
       return { handler, event, key: occurrenceKey, second: { key: seenKey, token: '', keep: false } };
     }

@@ -32,13 +32,21 @@ export interface MemoryIdempotencyStoreOptions {
 
 type Lease = { token: string; attempt: number; expiresAt: number };
 /**
- * A settled key: completed (`done`) as the bare number `expiresAt`, a released one (failed run) as an
- * object that keeps its attempt count, both kept until `expiresAt`. A completed key, what the store
- * holds most of (one or two per handled delivery), is one number rather than an object and a number:
- * less for the garbage collector to mark.
+ * A settled key: completed (`done`) as a bare number, its expiry in ms after the store's `#base`; a
+ * released one (failed run) as an object that keeps its attempt count and its absolute `expiresAt`.
+ * A completed key, what the store holds most of (one or two per handled delivery), is then no object
+ * at all: an expiry counted from `#base` is a small integer, which V8 keeps in the map's slot, where
+ * an epoch time in ms would be a boxed number: one object fewer per key for the garbage collector.
  */
 type Released = { attempt: number; expiresAt: number };
 type Settled = number | Released;
+
+/**
+ * How far `#base` may fall behind the clock before the completed keys are counted again from now
+ * (about 6 days). V8 keeps integers below 2^30 unboxed on every build, pointer compression or not:
+ * an expiry up to 6 more days ahead (the default retention is 3) stays below it.
+ */
+const REBASE_AFTER_MS = 2 ** 29;
 
 const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
 const BUSY: IdempotencyClaim = Object.freeze({ status: 'busy' });
@@ -71,6 +79,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   readonly #maxWatchedIntents: number | undefined;
   /** Last lease token handed out: tokens only need to be unique within this store (this process). */
   #lastToken = 0;
+  /** The time completed keys' expiries are counted from (see `Settled`). */
+  #base: number;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     const maxEntries = options.maxEntries ?? 100_000;
@@ -92,6 +102,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     this.#maxEntries = maxEntries;
     this.#retentionMs = retentionSeconds * 1000;
     this.#now = resolveClock(options.now);
+    this.#base = this.#now();
     this.#maxWatchedIntents = options.maxWatchedIntents;
     // Checked here, at boot, rather than when the reconciler first asks for its list.
     if (options.maxWatchedIntents !== undefined) this.intentWatchStore();
@@ -134,7 +145,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (settled !== undefined) {
       this.#settled.delete(key);
       if (typeof settled === 'number') {
-        if (settled > now) {
+        if (settled > now - this.#base) {
           // Most recently used now: a key that keeps being redelivered is the last to be evicted.
           this.#settled.set(key, settled);
           return DONE;
@@ -153,8 +164,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const lease = this.#leases.get(key);
     if (lease?.token !== token) return;
     const keepFor = retentionMs > 0 ? retentionMs : this.#retentionMs;
+    const now = this.#now();
+    if (now - this.#base > REBASE_AFTER_MS) this.#rebase(now);
     this.#leases.delete(key);
-    this.#settled.set(key, this.#now() + keepFor);
+    this.#settled.set(key, now - this.#base + keepFor);
   }
 
   /** Extends the lease of `token` on `key` to `leaseMs` from now, at once; false when the lease is lost. */
@@ -173,6 +186,15 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     if (lease?.token !== token) return;
     this.#leases.delete(key);
     this.#settled.set(key, { attempt: lease.attempt, expiresAt: this.#now() + this.#retentionMs });
+  }
+
+  /** Counts completed keys' expiries from `now` (once in about 6 days; order kept: `set` on a held key). */
+  #rebase(now: number): void {
+    const shift = now - this.#base;
+    for (const [key, settled] of this.#settled) {
+      if (typeof settled === 'number') this.#settled.set(key, settled - shift);
+    }
+    this.#base = now;
   }
 
   #lease(key: string, attempt: number, now: number, leaseMs: number): IdempotencyClaim {

@@ -54,6 +54,32 @@ describe('MemoryIdempotencyStore', () => {
     expect(await store.claim('e1:h', LEASE)).toEqual({ status: 'done' });
   });
 
+  it('keeps every expiry exact over weeks of uptime (expiries counted again from a later time)', async () => {
+    const DAY = 24 * 3600 * 1000;
+    const { token: early } = await claimed('early:h');
+    await store.complete('early:h', early, 10 * DAY);
+    // 7 days on, the next completion counts expiries from then: the earlier key keeps its own.
+    now += 7 * DAY;
+    const { token: late } = await claimed('late:h');
+    await store.complete('late:h', late, DAY);
+    now += 3 * DAY - 1;
+    expect(await store.claim('early:h', LEASE)).toEqual({ status: 'done' });
+    now += 1;
+    expect(await store.claim('early:h', LEASE)).toMatchObject({ status: 'claimed', attempt: 1 });
+    expect(await store.claim('late:h', LEASE)).toMatchObject({ status: 'claimed', attempt: 1 });
+    // And again 20 days on, past a second recount.
+    const { token: later } = await claimed('later:h');
+    now += 20 * DAY;
+    const { token: renewed } = await claimed('renewed:h');
+    await store.complete('later:h', later, 1000);
+    await store.complete('renewed:h', renewed, 1000);
+    now += 999;
+    expect(await store.claim('later:h', LEASE)).toEqual({ status: 'done' });
+    expect(await store.claim('renewed:h', LEASE)).toEqual({ status: 'done' });
+    now += 1;
+    expect(await store.claim('later:h', LEASE)).toMatchObject({ status: 'claimed' });
+  });
+
   it('is bounded: beyond maxEntries the least recently used key is forgotten', async () => {
     const small = new MemoryIdempotencyStore({ maxEntries: 3, now: () => now });
     for (const key of ['a', 'b', 'c']) {
