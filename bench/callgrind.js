@@ -26,6 +26,9 @@
  *                           [--keep-dumps DIR]  copy callgrind's dumps there (callgrind_annotate them)
  *                           [--real-clock]      the counted process reads the real clock (default: lib/fake-clock.c,
  *                                               compiled with cc and LD_PRELOADed: time advances with the work done)
+ *                           [--jit-names]       also a profile per case: instructions by function, V8's generated code
+ *                                               named (Node runs with --perf-basic-prof; lib/jit-profile.js), and by
+ *                                               group (our lib, Nest, Fastify, Node, GC, native), in the result's `profile`
  */
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
@@ -34,6 +37,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageVersion } from './lib/package-version.js';
 import { instructionsSummary } from './lib/results-report.js';
+import { jitProfile } from './lib/jit-profile.js';
 import { round } from './lib/stats.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 
@@ -67,6 +71,7 @@ const { values: args } = parseArgs({
     // Issue 31: the counted process reads a fake clock (lib/fake-clock.c, LD_PRELOAD): time advances with
     // its work, not with the wall. This flag gives it the real clock back.
     'real-clock': { type: 'boolean', default: false },
+    'jit-names': { type: 'boolean', default: false },
   },
 });
 const deliveries = Number(args.deliveries);
@@ -260,7 +265,10 @@ const before = beforeLib
 const only = args.only ? new Set(args.only.split(',')) : undefined;
 const selected = [...CASES, ...before].filter((c) => !only || only.has(c.id));
 
-const nodeFlags = args['node-flags'].split(' ').filter(Boolean);
+const nodeFlags = [
+  ...args['node-flags'].split(' ').filter(Boolean),
+  ...(args['jit-names'] ? ['--perf-basic-prof'] : []),
+];
 const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
 
 /**
@@ -386,10 +394,13 @@ function count(testCase) {
     });
     child.on('exit', (code) => {
       const driver = stderr.split('\n').find((line) => line.startsWith('{"type":"instructions-driver"'));
-      const dumps = readdirSync(workDir)
+      const dumpFiles = readdirSync(workDir)
         .filter((f) => f.startsWith(`${testCase.id}.out`))
-        .map((f) => readFileSync(join(workDir, f), 'utf8'));
-      const dump = dumps.find((text) => /^desc: Trigger: --dump-before=uv_os_homedir/m.test(text));
+        .map((f) => join(workDir, f));
+      const dumpFile = dumpFiles.find((f) =>
+        /^desc: Trigger: --dump-before=uv_os_homedir/m.test(readFileSync(f, 'utf8').slice(0, 4000)),
+      );
+      const dump = dumpFile === undefined ? undefined : readFileSync(dumpFile, 'utf8');
       // `totals` (not `summary`) adds up to valgrind's "Collected" count over the parts of a run.
       const total = dump?.match(/^totals: (\d+)/m)?.[1];
       if (code !== 0 || !driver || total === undefined) {
@@ -407,6 +418,7 @@ function count(testCase) {
         warmS,
         wallS: (Date.now() - started) / 1000,
         driver: JSON.parse(driver),
+        profile: args['jit-names'] ? jitProfile(dumpFile, testCase.options.deliveries ?? deliveries) : undefined,
       });
     });
   });
@@ -453,6 +465,7 @@ await Promise.all(
           countedAt: new Date().toISOString(),
           wallS: round(r.wallS, 0),
           ...(r.warmS !== undefined ? { uninstrumentedWarmupS: round(r.warmS, 0) } : {}),
+          ...(r.profile !== undefined ? { profile: r.profile } : {}),
         };
         console.log(
           `  ${c.id.padEnd(34)} ${results[c.id].instructionsPerDelivery.toLocaleString('en').padStart(12)} instructions/delivery, ` +
@@ -460,6 +473,10 @@ await Promise.all(
             `${results[c.id].compileInstructionsPerDelivery.toLocaleString('en')} compiling, ${results[c.id].gcInstructionsPerDelivery.toLocaleString('en')} GC  ` +
             `(${r.wallS.toFixed(0)} s, load ${startLoad} -> ${results[c.id].loadAverage})`,
         );
+        if (r.profile) {
+          const groups = Object.entries(r.profile.groups).filter(([, ir]) => ir > 0);
+          console.log(`    ${groups.map(([group, ir]) => `${group} ${ir.toLocaleString('en')}`).join(' | ')}`);
+        }
       } catch (error) {
         results[c.id] = { title: c.title, error: error.message };
         console.log(`  ${c.id.padEnd(34)} FAILED: ${error.message}`);
