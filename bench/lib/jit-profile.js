@@ -69,7 +69,7 @@ function perfMap(file) {
  * by group, JIT addresses named from the perf map of the dump's process (removed afterwards).
  * Undefined when that map is missing (Node ran without `--perf-basic-prof`).
  */
-export function jitProfile(dumpFile, deliveries, { top = 40 } = {}) {
+export function jitProfile(dumpFile, deliveries, { top = 150 } = {}) {
   const pid = readFileSync(dumpFile, 'utf8')
     .slice(0, 4000)
     .match(/^pid: (\d+)/m)?.[1];
