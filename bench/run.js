@@ -9,7 +9,7 @@
  *                                 answers a non-2xx, or skips its handler; the peer being unavailable only warns
  *   options: --rounds N --duration S --warmup S --connections N --only id,id --no-memory --no-client
  *            --out FILE (write results there; a full run defaults to bench/results/latest.json)
- *            --before-lib DIR  also run ours-express, ours-fastify (and their default-logs, postgres and inbox twins) on another compiled copy of lib/
+ *            --before-lib DIR  also run ours-express, ours-fastify (and their default-logs, postgres, inbox and Cluster twins) on another compiled copy of lib/
  *                              (DIR/index.js, inside this repository so that it resolves the same
  *                              node_modules), as `*-before`, for before/after ratios in one run
  *
@@ -230,6 +230,7 @@ const BEFORE_IDS = new Set([
   'ours-fastify-default-logs',
   'ours-express-postgres',
   'ours-express-inbox',
+  'ours-express-redis-cluster',
 ]);
 const beforeScenarios = args['before-lib']
   ? SCENARIOS.filter((s) => BEFORE_IDS.has(s.id)).map((s) => ({
@@ -589,6 +590,7 @@ if (beforeScenarios.length) {
     beforeFastifyVsBaseline: ratio(rps('ours-fastify-before'), rps('baseline-fastify')),
     beforeExpressDefaultLogsVsBaseline: ratio(rps('ours-express-default-logs-before'), rps('baseline-express')),
     beforeFastifyDefaultLogsVsBaseline: ratio(rps('ours-fastify-default-logs-before'), rps('baseline-fastify')),
+    beforeClusterVsHandWritten: ratio(rps('ours-express-redis-cluster-before'), rps('hand-claim-redis-cluster')),
   });
 }
 // Server CPU time per request, ours over the baseline: a second view of the overhead that depends
@@ -629,6 +631,7 @@ if (beforeScenarios.length) {
     beforeFastifyVsBaseline: ratio(cpu('ours-fastify-before'), cpu('baseline-fastify')),
     beforeExpressDefaultLogsVsBaseline: ratio(cpu('ours-express-default-logs-before'), cpu('baseline-express')),
     beforeFastifyDefaultLogsVsBaseline: ratio(cpu('ours-fastify-default-logs-before'), cpu('baseline-fastify')),
+    beforeClusterVsHandWritten: ratio(cpu('ours-express-redis-cluster-before'), cpu('hand-claim-redis-cluster')),
   });
 }
 

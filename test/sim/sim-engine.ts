@@ -60,11 +60,17 @@ export class SimEngine {
 
 /** A process's idempotency store: the engine's claims through this process's connection. */
 export class SimIdempotencyStore implements IdempotencyStore {
+  /** As `RedisIdempotencyStore` when set: the two claims of a run go out at once (half the processes). */
+  readonly concurrentClaims: boolean;
+
   constructor(
     private readonly engine: SimEngine,
     private readonly alive: () => boolean,
     private readonly onComplete: (key: string) => void = () => undefined,
-  ) {}
+    concurrentClaims = false,
+  ) {
+    this.concurrentClaims = concurrentClaims;
+  }
 
   claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
     return this.engine.call(this.alive, 'claim', () => this.engine.claims.claim(key, leaseMs) as IdempotencyClaim);

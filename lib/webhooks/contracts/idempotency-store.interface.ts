@@ -40,6 +40,19 @@ export interface IdempotencyStore {
    */
   renew?(key: string, token: string, leaseMs: number): Pending<boolean>;
   /**
+   * Optional: `true` when this store takes claims of two keys at once as safely as one after the other,
+   * because a call needs nothing that a concurrent call could take from it (ioredis sends every command
+   * over one multiplexed connection; a pooled SQL store would check out a second connection, which may
+   * be a broken one). A webhook of an intent's state is claimed under two keys: with this set, both
+   * claims go out together (one round trip instead of two), and whatever one got that the other made
+   * useless is let go (`release`). Unset: the second claim is sent once the first one is granted.
+   * The outcome is that of one after the other, but for two races: a claim granted on the second key
+   * while the first was refused counts in that key's `attempt`, and two copies of one delivery that
+   * each get one key can both be answered `busy` (both redelivered; neither runs twice).
+   * `RedisIdempotencyStore` sets it.
+   */
+  readonly concurrentClaims?: boolean;
+  /**
    * Optional: a watch list for the reconciler (`webhooks.reconcile`) in this store's engine, so that the
    * processes of one instance share it. `instance` is the module instance's name (undefined for the
    * unnamed one): the list and its sweeper lease belong to that instance alone, never shared with

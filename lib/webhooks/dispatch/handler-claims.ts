@@ -22,6 +22,9 @@ const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
  *   it as terminal).
  */
 export class HandlerClaims {
+  /** The store takes both claims of a run at once (`IdempotencyStore.concurrentClaims`). */
+  private readonly together: boolean;
+
   constructor(
     private readonly store: IdempotencyStore,
     private readonly options: { keyPrefix: string; leaseMs: number; retentionMs: number },
@@ -29,6 +32,7 @@ export class HandlerClaims {
     private readonly releaseFailed: (run: HandlerRun, key: string, token: string, error: unknown) => void,
     warn: (line: string) => void,
   ) {
+    this.together = store.concurrentClaims === true;
     if (typeof store.renew !== 'function') {
       warn(
         `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${options.leaseMs / 1000} s) may run twice; implement renew(key, token, leaseMs) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
@@ -60,7 +64,9 @@ export class HandlerClaims {
   /**
    * Claims the run's keys: `claimed` (the first key's token; the second's is kept on the run) only when
    * every key was free; `busy` when one is held (the other let go); `done` when one was done (the first
-   * then recorded done too). Rejects when the store does.
+   * then recorded done too). Rejects when the store does. A store with `concurrentClaims` gets both
+   * claims at once when the first one is not answered at once; the outcome is the same as one after the
+   * other (whatever the second claim got is let go when the first was refused).
    */
   claim(run: HandlerRun): Pending<IdempotencyClaim> {
     // Written without settle(): a store that answers at once (memory) allocates no closure here.
@@ -71,7 +77,38 @@ export class HandlerClaims {
       return new PendingRejection<IdempotencyClaim>(error);
     }
     if (run.second === undefined || first instanceof PendingRejection) return first;
-    return isPromiseLike(first) ? first.then((claim) => this.claimSecond(run, claim)) : this.claimSecond(run, first);
+    if (!isPromiseLike(first)) return this.claimSecond(run, first);
+    if (this.together) return this.claimedTogether(run, first, this.claimNow(run.second.key));
+    return first.then((claim) => this.claimSecond(run, claim));
+  }
+
+  /** `store.claim`, a synchronous throw as a `PendingRejection`. */
+  private claimNow(key: string): Pending<IdempotencyClaim> {
+    try {
+      return this.store.claim(key, this.options.leaseMs);
+    } catch (error) {
+      return new PendingRejection<IdempotencyClaim>(error);
+    }
+  }
+
+  /**
+   * Both claims sent at once: decided as `claimSecond` decides once the first is known, except that the
+   * second claim was made whatever the first got: let go when the first was refused or failed.
+   */
+  private async claimedTogether(
+    run: HandlerRun,
+    first: PromiseLike<IdempotencyClaim>,
+    second: Pending<IdempotencyClaim>,
+  ): Promise<IdempotencyClaim> {
+    const [a, b] = await Promise.allSettled([first, second]);
+    if (a.status === 'rejected' || a.value.status !== 'claimed') {
+      if (b.status === 'fulfilled' && b.value.status === 'claimed')
+        this.releaseQuietly(run, run.second!.key, b.value.token);
+      if (a.status === 'rejected') throw a.reason;
+      return a.value;
+    }
+    if (b.status === 'rejected') return this.secondFailed(run, a.value, b.reason);
+    return this.bothClaimed(run, a.value, b.value);
   }
 
   /** After the first key's claim: the second one, when the first was claimed. */

@@ -109,6 +109,8 @@ const DEFAULT_KEY_PREFIX = 'payments:idem:';
  * PaymentsModule.forRoot({ ..., webhooks: { verifier, store: new RedisIdempotencyStore(redis) } })
  */
 export class RedisIdempotencyStore implements IdempotencyStore {
+  /** Every call is one command on the client's multiplexed connection(s): two claims can go out at once. */
+  readonly concurrentClaims = true;
   private readonly keyPrefix: string;
   private readonly attemptsTtlMs: number;
 
