@@ -188,7 +188,7 @@ export function renderIssue31(results) {
   const out = [
     '## The strongest anchors (issue 31)',
     '',
-    `Counted on a shared machine (${results.machine?.cpu ?? '?'}, ${results.machine?.cores ?? '?'} cores; load average 5-22 during the counts, each case's own in results/instructions.json); the HTTP tables above are the full run of ${results.date}.`,
+    `Counted on a shared machine (${results.machine?.cpu ?? '?'}, ${results.machine?.cores ?? '?'} cores; load average ${i?.loadAverageRange ? i.loadAverageRange.join('-') : '?'} during the counts, each case's own in results/instructions.json); the HTTP tables above are the full run of ${results.date}.`,
     '',
   ];
   if (i?.perDelivery) {

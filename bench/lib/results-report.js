@@ -203,8 +203,13 @@ export function instructionsSummary(instructions, clientInstructions) {
       .filter(([, c]) => c.instructionsPerDelivery !== undefined)
       .map(([id, c]) => [id, c.instructionsPerDelivery]),
   );
+  const loads = Object.values(instructions.cases)
+    .flatMap((c) => [c.loadAverageAtStart, c.loadAverage])
+    .filter((load) => typeof load === 'number');
   return {
     countedAt: instructions.date,
+    // The machine's load average over the counts (lowest, highest): counts are meant not to depend on it.
+    loadAverageRange: loads.length > 0 ? [Math.min(...loads), Math.max(...loads)] : null,
     fastifyVsPlainFastifyNet: instructions.ratios.fastifyVsPlainFastify?.netOfHarness ?? null,
     expressVsNodeLimitNet: instructions.ratios.expressVsNodeLimit?.netOfHarness ?? null,
     fastifyVsBaselineNet: instructions.ratios.fastifyVsBaseline?.netOfHarness ?? null,
