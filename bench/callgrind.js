@@ -267,7 +267,10 @@ const selected = [...CASES, ...before].filter((c) => !only || only.has(c.id));
 
 const nodeFlags = [
   ...args['node-flags'].split(' ').filter(Boolean),
-  ...(args['jit-names'] ? ['--perf-basic-prof'] : []),
+  ...(args['jit-names']
+    ? // Node 20 also writes V8's log (isolate-*-v8.log in the working directory) with it: sent nowhere.
+      ['--perf-basic-prof', '--no-logfile-per-isolate', '--logfile=/dev/null']
+    : []),
 ];
 const workDir = mkdtempSync(join(tmpdir(), 'nestjs-payments-callgrind-'));
 
