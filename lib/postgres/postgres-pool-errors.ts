@@ -56,3 +56,24 @@ export function watchPostgresPoolErrors(pool: unknown): void {
   const existing = (pool as { _clients?: unknown })._clients;
   if (Array.isArray(existing)) for (const client of existing) watchClient(client);
 }
+
+/**
+ * True for an error that says the connection ended, not the statement: the server ended the backend
+ * (SQLSTATE class 57P, e.g. 57P01 after `pg_terminate_backend` or a shutdown), a connection exception
+ * (class 08), or node-postgres on a socket that closed (`Connection terminated`, `not queryable`). A
+ * pooled connection that the server ended while it sat idle can be handed out before node-postgres has
+ * read the end: the statement sent on it never ran, and one more try on another connection is safe
+ * where the statement can be repeated (the store's token-guarded statements; a transaction whose
+ * handler has not started).
+ */
+export function isConnectionEnded(error: unknown): boolean {
+  if (error === null || typeof error !== 'object') return false;
+  const code = (error as { code?: unknown }).code;
+  if (
+    typeof code === 'string' &&
+    (code.startsWith('57P') || code.startsWith('08') || code === 'ECONNRESET' || code === 'EPIPE')
+  )
+    return true;
+  const message = (error as { message?: unknown }).message;
+  return typeof message === 'string' && /Connection terminated|not queryable/.test(message);
+}

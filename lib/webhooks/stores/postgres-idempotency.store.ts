@@ -12,7 +12,7 @@ import {
   type PostgresQueryResult,
   type PreparedQueryable,
 } from '../../postgres/postgres-sql.util.js';
-import { watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
+import { isConnectionEnded, watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
 import {
   DEFAULT_POSTGRES_IDEMPOTENCY_TABLE,
   postgresIdempotencySql,
@@ -160,8 +160,19 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
           };
   }
 
-  /** One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false. */
+  /**
+   * One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false.
+   * Sent once more when its connection had ended (`isConnectionEnded`: one the server ended while idle in
+   * the pool): every statement here is token-guarded or a claim, so a repeat at worst answers busy.
+   */
   private run(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
+    return this.runOnce(part, values).catch((error: unknown) => {
+      if (!isConnectionEnded(error)) throw error;
+      return this.runOnce(part, values);
+    });
+  }
+
+  private runOnce(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
     const text = this.#sql[part];
     if (this.#names === undefined) return this.pool.query(text, values);
     return (this.pool as unknown as PreparedQueryable).query({ name: this.#names[part], text, values });

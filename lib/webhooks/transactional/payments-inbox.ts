@@ -15,6 +15,7 @@ import { postgresSchemaReadySql } from '../../postgres/postgres-sql.util.js';
 import type { PaymentsTransaction } from '../contracts/payments-transaction-runner.interface.js';
 import { preparePgStatement } from './pg-transaction.runner.js';
 import { RUN_AFTER_FIRST_STATEMENT, runsAfterFirstStatement } from './pg-first-statement.js';
+import { isConnectionEnded } from '../../postgres/postgres-pool-errors.js';
 import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
@@ -152,9 +153,16 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
       };
       // pgTransactionRunner sends BEGIN and the claim in one exchange (lib/postgres/postgres-begin.pipeline.ts).
       const runner = options.runner;
-      outcome = runsAfterFirstStatement(runner)
-        ? await runner[RUN_AFTER_FIRST_STATEMENT](claim, work)
-        : await runner.run((tx) => work(tx));
+      const transact = (): Promise<'done' | 'skipped'> =>
+        runsAfterFirstStatement(runner) ? runner[RUN_AFTER_FIRST_STATEMENT](claim, work) : runner.run((tx) => work(tx));
+      try {
+        outcome = await transact();
+      } catch (error) {
+        // A pooled connection the server ended while it sat idle, handed out before node-postgres read the
+        // end: nothing of this transaction ran (the handler had not started), so once more on another one.
+        if (started !== undefined || !isConnectionEnded(error)) throw error;
+        outcome = await transact();
+      }
     } catch (error) {
       const durationMs = started === undefined ? undefined : this.runtime.now() - started;
       await this.release(key, token, where);
