@@ -20,7 +20,7 @@ function scriptedPool(answers: Array<Error | { rows: Record<string, unknown>[]; 
 }
 
 const storeOn = (pool: ReturnType<typeof scriptedPool>) =>
-  new PostgresIdempotencyStore(pool, {
+  new PostgresIdempotencyStore(pool as unknown as ConstructorParameters<typeof PostgresIdempotencyStore>[0], {
     createTable: false,
     preparedStatements: false,
     batchStatements: false,
