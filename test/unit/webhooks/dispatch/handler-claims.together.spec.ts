@@ -78,19 +78,22 @@ const flush = async () => {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
 };
 
+/** `HandlerClaims` on `store` (nothing logged; release failures to `releaseFailed`). */
+const claimsOn = (store: IdempotencyStore, releaseFailed: (run: HandlerRun, key: string) => void = () => undefined) =>
+  new HandlerClaims(store, { keyPrefix: '', leaseMs: LEASE_MS, retentionMs: 1e9 }, releaseFailed, () => undefined);
+
+/** A terminal-state webhook's run: its occurrence first, its event id second (kept). */
+const terminalRun = () =>
+  ({ handler: {}, event: {}, key: FIRST, second: { key: SECOND, token: '', keep: true } }) as HandlerRun;
+
 /** What `claim(run)` answered (the token left out), and each key's state afterwards, read from the memory store. */
 async function claimOnce(together: boolean, first: KeyState, second: KeyState) {
   const store = new RemoteStore(new MemoryIdempotencyStore(), together);
   prepare(store, SECOND, second);
   prepare(store, FIRST, first);
   const releaseFailures: string[] = [];
-  const claims = new HandlerClaims(
-    store,
-    { keyPrefix: '', leaseMs: LEASE_MS, retentionMs: 1e9 },
-    (_run, key) => releaseFailures.push(key),
-    () => undefined,
-  );
-  const run = { handler: {}, event: {}, key: FIRST, second: { key: SECOND, token: '', keep: true } } as HandlerRun;
+  const claims = claimsOn(store, (_run, key) => releaseFailures.push(key));
+  const run = terminalRun();
   let outcome: unknown;
   try {
     const claim = await claims.claim(run);
@@ -139,13 +142,8 @@ describe('HandlerClaims: both claims of a run at once for a store with `concurre
   it('grants a run claimed under both keys, the higher claim count, and completes both keys at once', async () => {
     const store = new RemoteStore(new MemoryIdempotencyStore(), true);
     prepare(store, SECOND, 'free');
-    const claims = new HandlerClaims(
-      store,
-      { keyPrefix: '', leaseMs: LEASE_MS, retentionMs: 1e9 },
-      () => undefined,
-      () => undefined,
-    );
-    const run = { handler: {}, event: {}, key: FIRST, second: { key: SECOND, token: '', keep: true } } as HandlerRun;
+    const claims = claimsOn(store);
+    const run = terminalRun();
     const claim = await claims.claim(run);
     expect(claim).toEqual({ status: 'claimed', token: expect.any(String), attempt: 2 });
     expect(run.second!.token).not.toBe('');
@@ -168,13 +166,8 @@ describe('HandlerClaims: both claims of a run at once for a store with `concurre
       release: (key, token) => memory.release(key, token),
       renew: (key, token, ms) => memory.renew(key, token, ms),
     };
-    const claims = new HandlerClaims(
-      store,
-      { keyPrefix: '', leaseMs: LEASE_MS, retentionMs: 1e9 },
-      () => undefined,
-      () => undefined,
-    );
-    const run = { handler: {}, event: {}, key: FIRST, second: { key: SECOND, token: '', keep: true } } as HandlerRun;
+    const claims = claimsOn(store);
+    const run = terminalRun();
     expect(claims.claim(run)).toEqual({ status: 'busy' });
     expect(asked).toEqual([FIRST]);
   });
