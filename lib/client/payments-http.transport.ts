@@ -1,8 +1,6 @@
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { Logger } from '@nestjs/common';
 import type { Readable } from 'node:stream';
-import axios, { type AxiosInstance } from 'axios';
+import type { AxiosInstance } from 'axios';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,
@@ -30,6 +28,7 @@ import {
 import { REDACTED, redactSecret } from './payments-secret.redactor.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { connectionCode, parseBody, readAtMost } from './payments-http.body.js';
+import { openPaymentsHttpConnection, type PaymentsHttpConnection } from './payments-http.connection.js';
 
 const USER_AGENT = 'nestjs-payments';
 
@@ -84,9 +83,10 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   readonly #options: Pick<ResolvedPaymentsClientOptions, 'http' | 'runtime'>;
   readonly #authHeaders: () => Record<string, string>;
   readonly #redact: <T>(value: T) => T;
-  readonly #httpAgent: HttpAgent;
-  readonly #httpsAgent: HttpsAgent;
-  readonly #axios: AxiosInstance;
+  /** axios and its keep-alive agents, made on the first call (`#connect`). */
+  #connection: PaymentsHttpConnection | undefined;
+  #connecting: Promise<AxiosInstance> | undefined;
+  #destroyed = false;
   readonly #telemetry: PaymentsTelemetry;
   readonly #server: { address: string; port: number };
 
@@ -103,21 +103,6 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       port: baseUrl.port ? Number(baseUrl.port) : baseUrl.protocol === 'https:' ? 443 : 80,
     };
     this.#options = { http: options.http, runtime: options.runtime };
-    this.#httpAgent = new HttpAgent({ keepAlive: true });
-    this.#httpsAgent = new HttpsAgent({ keepAlive: true });
-    this.#axios = axios.create({
-      httpAgent: this.#httpAgent,
-      httpsAgent: this.#httpsAgent,
-      // Statuses are mapped here, not by axios; a redirect is an answer, never followed (it could
-      // carry the key to another host); no proxy from the environment sees the key either.
-      validateStatus: () => true,
-      maxRedirects: 0,
-      proxy: false,
-      // A stream, read here up to http.maxResponseBytes: axios would buffer an answer of any size.
-      responseType: 'stream',
-      transformResponse: [(data: unknown) => data],
-      timeout: 0,
-    });
   }
 
   /**
@@ -162,6 +147,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       ...this.#authHeaders(),
     };
     const safePath = this.#redact(path);
+    const client = this.#connection?.axios ?? (await this.#connect());
     const { maxRetries, maxRetryDelayMs, baseRetryDelayMs } = this.#options.http;
     const { runtime } = this.#options;
     const policy = { baseDelayMs: baseRetryDelayMs, maxDelayMs: maxRetryDelayMs, random: () => runtime.random() };
@@ -169,7 +155,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
     // One span per logical call (attempts and retry waits included), named by the route template.
     const call = this.#telemetry.startClientCall(method, safePath, this.#server);
     for (let attempt = 1; ; attempt += 1) {
-      const outcome = await call.attempt(() => this.#attempt(method, url, headers, data));
+      const outcome = await call.attempt(() => this.#attempt(client, method, url, headers, data));
       const retriesLeft = attempt <= maxRetries;
       if (outcome.kind === 'answer' && outcome.tooLarge) {
         // A broken or hostile upstream: the same answer again would only cost the same bytes.
@@ -216,12 +202,34 @@ export class PaymentsHttpTransport implements PaymentsRequester {
 
   /** Closes the keep-alive sockets (called when the Nest module is destroyed). */
   destroy(): void {
-    this.#httpAgent.destroy();
-    this.#httpsAgent.destroy();
+    this.#destroyed = true;
+    this.#connection?.httpAgent.destroy();
+    this.#connection?.httpsAgent.destroy();
+  }
+
+  /** The connection, made once (a failed load is tried again on the next call). */
+  #connect(): Promise<AxiosInstance> {
+    this.#connecting ??= openPaymentsHttpConnection().then(
+      (connection) => {
+        this.#connection = connection;
+        // A call that was loading while the module was destroyed: its sockets are closed when it ends.
+        if (this.#destroyed) {
+          connection.httpAgent.destroy();
+          connection.httpsAgent.destroy();
+        }
+        return connection.axios;
+      },
+      (error: unknown) => {
+        this.#connecting = undefined;
+        throw error;
+      },
+    );
+    return this.#connecting;
   }
 
   /** One try, bounded by `http.timeoutMs` (connect, send and read the whole body). */
   async #attempt(
+    client: AxiosInstance,
     method: PaymentsHttpMethod,
     url: string,
     headers: Record<string, string>,
@@ -236,7 +244,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       stream?.destroy();
     }, this.#options.http.timeoutMs);
     try {
-      const response = await this.#axios.request<Readable>({
+      const response = await client.request<Readable>({
         method,
         url,
         headers,

@@ -103,6 +103,16 @@ describe('package manifest', () => {
     }
   });
 
+  it('loads axios only on the first API call (as types elsewhere): an instance that only receives webhooks holds none of it', () => {
+    const files = [...new Set((bareImports().get('axios') ?? []).map((use) => use.file))].sort();
+    expect(files).toEqual(['lib/client/payments-http.connection.ts', 'lib/client/payments-http.transport.ts']);
+    for (const file of files) {
+      const text = readFileSync(join(root, file), 'utf8');
+      expect({ file, eager: /^\s*import\s+(?!type\b)[^;]*from\s*'axios'/m.test(text) }).toEqual({ file, eager: false });
+    }
+    expect(readFileSync(join(root, 'lib/client/payments-http.connection.ts'), 'utf8')).toContain("import('axios')");
+  });
+
   it('loads @nestjs/terminus only from lib/health (the ./health entry point), which nothing else in lib/ imports', () => {
     const terminusFiles = (bareImports().get('@nestjs/terminus') ?? []).map((use) => use.file);
     expect(terminusFiles.filter((file) => !file.startsWith('lib/health/'))).toEqual([]);
