@@ -24,6 +24,8 @@
  *                           [--instrumented-warmup]  count the old way: instrumentation on during the warm-up too
  *                                               (default: off until the driver is warm, `--instr-atstart=no`)
  *                           [--keep-dumps DIR]  copy callgrind's dumps there (callgrind_annotate them)
+ *                           [--default-sched]   valgrind's default thread scheduling and libuv's 4 threads (default:
+ *                                               --fair-sched=yes and UV_THREADPOOL_SIZE=1: counts that do not move with load)
  *                           [--real-clock]      the counted process reads the real clock (default: lib/fake-clock.c,
  *                                               compiled with cc and LD_PRELOADed: time advances with the work done)
  *                           [--jit-names]       also a profile per case: instructions by function, V8's generated code
@@ -71,6 +73,12 @@ const { values: args } = parseArgs({
     // Issue 31: the counted process reads a fake clock (lib/fake-clock.c, LD_PRELOAD): time advances with
     // its work, not with the wall. This flag gives it the real clock back.
     'real-clock': { type: 'boolean', default: false },
+    // Issue 31: valgrind runs one thread at a time; by default the thread that holds its lock keeps it
+    // until it blocks, so when Node's other threads (libuv's pool, the platform's workers) get to run
+    // depends on the kernel's scheduling, that is on the machine's load. `--fair-sched=yes` hands the
+    // lock round-robin, and one libuv thread (UV_THREADPOOL_SIZE=1) is enough for an in-process driver.
+    // This flag restores valgrind's default scheduling and libuv's 4 threads. See NOTES.md.
+    'default-sched': { type: 'boolean', default: false },
     'jit-names': { type: 'boolean', default: false },
   },
 });
@@ -352,6 +360,7 @@ function count(testCase) {
         '--zero-before=uv_os_gethostname',
         '--dump-before=uv_os_homedir',
         '--dump-instr=no',
+        ...(args['default-sched'] ? [] : ['--fair-sched=yes']),
         process.execPath,
         ...nodeFlags,
         `${benchDir}lib/${testCase.driver === 'client' ? 'client-' : ''}instructions-driver.js`,
@@ -361,6 +370,7 @@ function count(testCase) {
         env: {
           ...process.env,
           NODE_ENV: 'production',
+          ...(args['default-sched'] ? {} : { UV_THREADPOOL_SIZE: '1' }),
           ...(uninstrumentedWarmup(testCase) ? { BENCH_INSTRUMENTATION_SIGNAL: signal } : {}),
           ...(fakeClock(testCase)
             ? { LD_PRELOAD: [fakeClockLib, process.env.LD_PRELOAD].filter(Boolean).join(' ') }
@@ -547,6 +557,7 @@ const output = {
     deliveries,
     nodeFlags: nodeFlags.join(' '),
     warmupInstrumented: Boolean(args['instrumented-warmup']),
+    fairScheduling: !args['default-sched'],
     fakeClock: fakeClockLib !== undefined,
     injection: 'light-my-request, sequential, in process',
     payloadBytes: 1024,
