@@ -1,12 +1,10 @@
-import type { Agent as HttpAgent } from 'node:http';
-import type { Agent as HttpsAgent } from 'node:https';
 import type { AxiosInstance } from 'axios';
 
-/** The axios instance of `PaymentsHttpTransport` and the keep-alive agents it sends through. */
+/** The axios instance of `PaymentsHttpTransport`, over keep-alive agents that `close()` ends. */
 export interface PaymentsHttpConnection {
   axios: AxiosInstance;
-  httpAgent: HttpAgent;
-  httpsAgent: HttpsAgent;
+  /** Closes the keep-alive sockets. */
+  close(): void;
 }
 
 /**
@@ -35,5 +33,11 @@ export async function openPaymentsHttpConnection(): Promise<PaymentsHttpConnecti
     transformResponse: [(data: unknown) => data],
     timeout: 0,
   });
-  return { axios: instance, httpAgent, httpsAgent };
+  return {
+    axios: instance,
+    close: () => {
+      httpAgent.destroy();
+      httpsAgent.destroy();
+    },
+  };
 }

@@ -203,8 +203,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
   /** Closes the keep-alive sockets (called when the Nest module is destroyed). */
   destroy(): void {
     this.#destroyed = true;
-    this.#connection?.httpAgent.destroy();
-    this.#connection?.httpsAgent.destroy();
+    this.#connection?.close();
   }
 
   /** The connection, made once (a failed load is tried again on the next call). */
@@ -213,10 +212,7 @@ export class PaymentsHttpTransport implements PaymentsRequester {
       (connection) => {
         this.#connection = connection;
         // A call that was loading while the module was destroyed: its sockets are closed when it ends.
-        if (this.#destroyed) {
-          connection.httpAgent.destroy();
-          connection.httpsAgent.destroy();
-        }
+        if (this.#destroyed) connection.close();
         return connection.axios;
       },
       (error: unknown) => {
