@@ -25,6 +25,14 @@ function moduleNameOf(wrapper: DiscoveredWrapper): string {
 
 type DiscoveredWrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
+/** The method a handler id was given to: its class, the method's name and the module that provides it. */
+interface HandlerOwner {
+  type: unknown;
+  className: string;
+  methodName: string;
+  module: string;
+}
+
 /** A handler bound to another instance than this one: `ClassName.method` and the instance it names. */
 interface BoundElsewhere {
   handler: string;
@@ -57,8 +65,8 @@ export class PaymentEventsExplorer implements OnModuleInit, OnApplicationBootstr
   private explored = false;
   /** What the walk found bound to another instance, and the instances of the app: checked once every module is up. */
   private bindings: { elsewhere: BoundElsewhere[]; instances: Set<string> } | undefined;
-  /** Which class each handler id belongs to, and its module: one id, one class. */
-  private readonly owners = new Map<string, { type: unknown; module: string }>();
+  /** Which method each handler id belongs to (its class, name and module): one id, one method. */
+  private readonly owners = new Map<string, HandlerOwner>();
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -136,7 +144,12 @@ export class PaymentEventsExplorer implements OnModuleInit, OnApplicationBootstr
         continue;
       }
       const id = options.handlerId ?? `${className}.${methodName}`;
-      this.claimId(id, instance as object, wrapper);
+      this.claimId(id, {
+        type: (instance as object).constructor,
+        className,
+        methodName,
+        module: moduleNameOf(wrapper),
+      });
       const registered = this.registry.register({
         id,
         patterns,
@@ -153,24 +166,41 @@ export class PaymentEventsExplorer implements OnModuleInit, OnApplicationBootstr
   }
 
   /**
-   * Refuses one handler id on two distinct classes (two `PaymentListener`s in two feature modules):
-   * one of them would be dropped silently, and renaming either one by discovery order would not be
-   * stable across deployments. The same class provided twice keeps the warning above.
+   * One handler id, one method. The same method of the same class reached twice (the class provided
+   * twice) is one handler: the warning above says so. Anything else sharing an id is refused, because
+   * the id is part of the idempotency key: two methods of one class with one explicit `handlerId`, an
+   * explicit `handlerId` that is another method's `ClassName.method`, or two distinct classes (of one
+   * name, or with one explicit `handlerId`). One of them would never run, or would run under the
+   * other's claim; renaming either by discovery order would not be stable across deployments.
    */
-  private claimId(id: string, instance: object, wrapper: DiscoveredWrapper): void {
-    const owner = { type: instance.constructor, module: moduleNameOf(wrapper) };
+  private claimId(id: string, owner: HandlerOwner): void {
     const first = this.owners.get(id);
     if (first === undefined) {
       this.owners.set(id, owner);
       return;
     }
-    if (first.type === owner.type) return;
-    const className = (owner.type as { name?: string }).name ?? id;
+    if (first.type === owner.type && first.methodName === owner.methodName) return;
+    if (first.type !== owner.type && first.className === owner.className && first.methodName === owner.methodName) {
+      throw new PaymentsConfigurationError(
+        '@OnPaymentEvent({ handlerId })',
+        `'${id}' is the handler id of two distinct classes named ${owner.className}: the one in ${first.module} (found first, so the one that received events until now) and the one in ${owner.module}; the handler id is part of the idempotency key, so one would be dropped`,
+        `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { handlerId: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
+      );
+    }
+    const firstHandler = `${first.className}.${first.methodName}`;
+    const handler = `${owner.className}.${owner.methodName}`;
     throw new PaymentsConfigurationError(
       '@OnPaymentEvent({ handlerId })',
-      `'${id}' is the handler id of two distinct classes named ${className}: the one in ${first.module} (found first, so the one that received events until now) and the one in ${owner.module}; the handler id is part of the idempotency key, so one would be dropped`,
-      `give the one in ${owner.module} its own id: @OnPaymentEvent(type, { handlerId: '${owner.module}.${id}' }) (keep the first one's id, so its stored keys stay valid), or rename one class`,
+      `'${id}' is the handler id of two methods: ${firstHandler} (in ${first.module}, found first, so the one that received events until now) and ${handler} (in ${owner.module}); the handler id is part of the idempotency key, so the events of one would be lost (answered unhandled, or run under the other's claim)`,
+      `give ${handler} its own id: @OnPaymentEvent(type, { handlerId: '${this.freeIdFor(owner, id)}' }) (keep the first one's id, so its stored keys stay valid)`,
     );
+  }
+
+  /** An id no handler has, to suggest: `ClassName.method`, else prefixed with the module's name. */
+  private freeIdFor(owner: HandlerOwner, taken: string): string {
+    const plain = `${owner.className}.${owner.methodName}`;
+    if (plain !== taken && !this.owners.has(plain)) return plain;
+    return `${owner.module}.${plain}`;
   }
 
   private warnIfScoped(wrapper: DiscoveredWrapper): void {
