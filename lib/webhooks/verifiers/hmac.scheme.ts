@@ -6,7 +6,12 @@ import type {
   WebhookVerificationResult,
   WebhookVerifier,
 } from '../contracts/webhook-verifier.interface.js';
-import { decodeSignature, digestsEqual, type SignatureEncoding } from './signature-compare.util.js';
+import {
+  decodeSignature,
+  digestsEqual,
+  MAX_SIGNATURE_ENTRIES,
+  type SignatureEncoding,
+} from './signature-compare.util.js';
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 import { headerValues } from './webhook-headers.util.js';
@@ -157,6 +162,8 @@ function verifyHmac(
 ): WebhookVerificationResult {
   const given = headerValues(input.headers, scheme.header);
   if (given.length === 0) return { valid: false, reason: 'missing_signature' };
+  // Several values (one per rotated secret) are accepted, a handful only: see MAX_SIGNATURE_ENTRIES.
+  if (given.length > MAX_SIGNATURE_ENTRIES) return { valid: false, reason: 'too_many_signatures' };
 
   let timestamp: string | undefined;
   if (scheme.timestampHeader !== undefined) {
@@ -208,8 +215,8 @@ function createHmacScheme(options: HmacSchemeOptions, called: string): WebhookSi
 /**
  * An HMAC scheme the merchant was given, as one object that verifies and signs: the digest of the raw
  * body (or of `${timestamp}.${rawBody}`) keyed by the endpoint secret, in a header. Verification
- * compares in constant time and refuses a malformed header (never throws on it); signing uses the first
- * secret. Options are checked here, at boot.
+ * compares in constant time and refuses a malformed header (never throws on it), or more than 8 values
+ * of it; signing uses the first secret. Options are checked here, at boot.
  *
  * @example webhooks: { verifier: hmacScheme({ secrets: process.env.WEBHOOK_SECRET!, header: 'x-signature', prefix: 'sha256=' }) }
  */

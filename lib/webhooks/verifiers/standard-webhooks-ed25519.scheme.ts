@@ -192,7 +192,7 @@ function createEd25519Scheme(options: StandardWebhooksEd25519Options, keys: Keys
 /**
  * The Standard Webhooks asymmetric scheme (`v1a`, Ed25519) as one object that verifies and signs: the
  * sender signs `${webhook-id}.${webhook-timestamp}.${body}` with its private key and sends
- * `webhook-signature: v1a,<base64>` (space-separated entries while rotating, `v1` entries ignored); the
+ * `webhook-signature: v1a,<base64>` (space-separated entries while rotating, at most 8; `v1` entries ignored); the
  * receiver verifies with the public key alone, within `toleranceSeconds` of the timestamp. Keys as the
  * spec serialises them: `whpk_` public, `whsk_` private. Options are checked here, at boot: a private key
  * given as a public one, or a malformed key, is refused with the option and the fix.

@@ -6,7 +6,7 @@ import type {
   WebhookVerificationResult,
   WebhookVerifier,
 } from '../contracts/webhook-verifier.interface.js';
-import { decodeSignature, digestsEqual } from './signature-compare.util.js';
+import { decodeSignature, digestsEqual, MAX_SIGNATURE_ENTRIES } from './signature-compare.util.js';
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 import { headerValues } from './webhook-headers.util.js';
@@ -74,7 +74,8 @@ export type StandardWebhookHeaders =
 /**
  * Reads `webhook-id`, `webhook-timestamp` (within `toleranceSeconds` of `nowMs`, both ways) and the
  * `webhook-signature` entries of one version (`v1` symmetric, `v1a` asymmetric; other versions and junk
- * are skipped, as the spec's rotation header mixes them). Shared by every Standard Webhooks scheme.
+ * are skipped, as the spec's rotation header mixes them). More than `MAX_SIGNATURE_ENTRIES` entries of
+ * the version: `too_many_signatures`, none checked. Shared by every Standard Webhooks scheme.
  */
 export function readStandardWebhookHeaders(
   input: WebhookVerificationInput,
@@ -94,11 +95,17 @@ export function readStandardWebhookHeaders(
   const checked = checkTimestamp(stamps[0]!, nowMs, toleranceSeconds);
   if (!checked.ok) return { ok: false, reason: checked.reason };
 
-  const signatures: Buffer[] = [];
+  const entries: string[] = [];
   for (const entry of signatureHeaders.join(' ').split(' ')) {
     const comma = entry.indexOf(',');
     if (comma < 0 || entry.slice(0, comma) !== version) continue;
-    const decoded = decodeSignature(entry.slice(comma + 1), 'base64');
+    // Counted before any is decoded or checked: a long list is refused at the cost of reading it.
+    if (entries.length === MAX_SIGNATURE_ENTRIES) return { ok: false, reason: 'too_many_signatures' };
+    entries.push(entry.slice(comma + 1));
+  }
+  const signatures: Buffer[] = [];
+  for (const entry of entries) {
+    const decoded = decodeSignature(entry, 'base64');
     if (decoded !== undefined && decoded.length > 0) signatures.push(decoded);
   }
   if (signatures.length === 0) return { ok: false, reason: 'malformed_signature' };
@@ -190,9 +197,9 @@ function createStandardWebhooks(options: StandardWebhooksOptions, called: string
 /**
  * The public Standard Webhooks scheme (symmetric, `v1`) as one object that verifies and signs, like the
  * Standard Webhooks library's `Webhook`: headers `webhook-id`, `webhook-timestamp` (unix seconds, within
- * `toleranceSeconds` both ways) and `webhook-signature` (space-separated `v1,<base64>` entries; other
- * versions and junk are ignored; any match wins). Constant-time comparison; options are checked here, at
- * boot; signing uses the first secret.
+ * `toleranceSeconds` both ways) and `webhook-signature` (space-separated `v1,<base64>` entries, at most
+ * 8; other versions and junk are ignored; any match wins). Constant-time comparison; options are checked
+ * here, at boot; signing uses the first secret.
  *
  * @example webhooks: { verifier: standardWebhooks({ secrets: [process.env.WEBHOOK_SECRET!, process.env.WEBHOOK_SECRET_OLD!] }) }
  */
