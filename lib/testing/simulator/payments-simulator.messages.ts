@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './simulator-timers.js';
+
 /**
  * Message texts of the simulator's errors, in one file. Argument problems are thrown as
  * `PaymentsInvalidArgumentError` (it names the call and the argument); the rest as `PaymentsError`.
@@ -18,6 +20,8 @@ export const SIMULATOR_ARGUMENT_MESSAGES = {
   positiveInteger: 'must be an integer >= 1',
   ratio: 'must be between 0 and 1',
   nonNegativeMs: 'must be a number of milliseconds >= 0',
+  timerMs: `must be a number of milliseconds from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest a Node timer waits)`,
+  timeoutMs: `must be a number of milliseconds from 1 to ${MAX_TIMER_MS} (about 24.8 days, the longest a Node timer waits)`,
   secretForm: "must be a non-empty secret in the scheme's form (standard-webhooks: whsec_ followed by base64)",
 } as const;
 

@@ -27,9 +27,9 @@ export interface PaymentsSimulatorOptions {
   signature?: SimulatorSignatureOptions;
   /** Lifetime of embed tokens (and render tokens) in seconds. Default 3600. */
   embedTokenTtlSeconds?: number;
-  /** Delays in ms before the 2nd, 3rd, ... attempt of a delivery; its length + 1 is the number of attempts. Default [1000, 5000, 30000, 120000, 600000]. */
+  /** Delays in ms (0 to 2147483647) before the 2nd, 3rd, ... attempt of a delivery; its length + 1 is the number of attempts. Default [1000, 5000, 30000, 120000, 600000]. */
   retrySchedule?: readonly number[];
-  /** How long one delivery attempt may take before it counts as failed, in ms. Default 10000. */
+  /** How long one delivery attempt may take before it counts as failed, in ms (1 to 2147483647). Default 10000. */
   deliveryTimeoutMs?: number;
   /** Clock (ms since epoch) for token expiry, timestamps and signatures. A `PaymentsRuntime` fits. Default `Date.now`. */
   now?: VerifierClock;

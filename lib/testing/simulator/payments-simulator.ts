@@ -31,6 +31,7 @@ import {
 import { WebhookDeliveryEngine } from './webhook-delivery.engine.js';
 import { PaymentsError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { SIMULATOR_ARGUMENT_MESSAGES, SIMULATOR_MESSAGES } from './payments-simulator.messages.js';
+import { isTimerMs, MAX_TIMER_MS } from './simulator-timers.js';
 
 export type { SimulatedEvent, SimulatedIntent, SimulatedWebhookEndpoint } from './simulator-state.js';
 
@@ -77,11 +78,19 @@ export class PaymentsSimulator {
         'pass a lifetime in seconds (default 3600)',
       );
     const schedule = options.retrySchedule ?? DEFAULT_RETRY_SCHEDULE;
-    if (!schedule.every((ms) => Number.isFinite(ms) && ms >= 0)) {
+    if (!schedule.every((ms) => isTimerMs(ms))) {
       throw new PaymentsConfigurationError(
         'PaymentsSimulator({ retrySchedule })',
-        'holds a negative or non-finite delay',
-        'pass delays in ms, e.g. [10, 20, 40]',
+        `holds a delay that is negative, not a number or above ${MAX_TIMER_MS} ms (the longest a Node timer waits; a longer one fires after 1 ms)`,
+        `pass delays in ms from 0 to ${MAX_TIMER_MS}, e.g. [10, 20, 40]`,
+      );
+    }
+    const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 10_000;
+    if (!isTimerMs(deliveryTimeoutMs, 1)) {
+      throw new PaymentsConfigurationError(
+        'PaymentsSimulator({ deliveryTimeoutMs })',
+        `is not a number of milliseconds from 1 to ${MAX_TIMER_MS} (the longest a Node timer waits)`,
+        'pass how long one attempt may take, in ms (default 10000)',
       );
     }
     const now = resolveClock(options.now);
@@ -94,7 +103,7 @@ export class PaymentsSimulator {
     this.#engine = new WebhookDeliveryEngine({
       sign: (rawBody, secret, msgId, timestamp) => this.#emitter.sign(rawBody, secret, msgId, timestamp),
       retrySchedule: [...schedule],
-      timeoutMs: options.deliveryTimeoutMs ?? 10_000,
+      timeoutMs: deliveryTimeoutMs,
       now,
       random: options.random ?? Math.random,
       controls: this.controls,
@@ -211,7 +220,17 @@ export class PaymentsSimulator {
 
   /** Resolves when every delivery has succeeded or exhausted its retries; rejects after `timeoutMs` (default 10000). */
   waitForIdle(options: { timeoutMs?: number } = {}): Promise<void> {
-    return this.#engine.waitForIdle(options.timeoutMs);
+    const { timeoutMs } = options;
+    if (timeoutMs !== undefined && !isTimerMs(timeoutMs, 1)) {
+      return Promise.reject(
+        new PaymentsInvalidArgumentError(
+          'PaymentsSimulator.waitForIdle',
+          'timeoutMs',
+          SIMULATOR_ARGUMENT_MESSAGES.timeoutMs,
+        ),
+      );
+    }
+    return this.#engine.waitForIdle(timeoutMs);
   }
 
   /** Every WebhookRequest so far, oldest first, each with its attempts. */

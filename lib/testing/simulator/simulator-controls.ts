@@ -1,5 +1,6 @@
 import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import { SIMULATOR_ARGUMENT_MESSAGES } from './payments-simulator.messages.js';
+import { isTimerMs } from './simulator-timers.js';
 /** `rateLimit` modes: the next N API requests, or a steady fraction of them, answer 429. */
 export type RateLimitRule =
   { next: number; retryAfterSeconds?: number } | { ratio: number; retryAfterSeconds?: number };
@@ -88,14 +89,14 @@ export class SimulatorControls {
 
   /**
    * Waits `ms` before the first attempt of every new delivery, or of the next `next` ones only (then
-   * no delay again). `delayDeliveries(0)` turns it off.
+   * no delay again). `delayDeliveries(0)` turns it off. At most 2147483647 ms (Node's longest timer).
    */
   delayDeliveries(ms: number, options: { next?: number } = {}): this {
-    if (!(ms >= 0))
+    if (!isTimerMs(ms))
       throw new PaymentsInvalidArgumentError(
         'PaymentsSimulator.controls.delayDeliveries',
         'ms',
-        SIMULATOR_ARGUMENT_MESSAGES.nonNegativeMs,
+        SIMULATOR_ARGUMENT_MESSAGES.timerMs,
       );
     const next = options.next;
     if (next !== undefined && (!Number.isInteger(next) || next < 0))

@@ -1,5 +1,6 @@
 import { PAYMENT_EVENT_TYPES, type PaymentEventType } from '../../../webhooks/contracts/payment-event.types.js';
-import { CLI_COMMANDS_HELP } from './cli.messages.js';
+import { MAX_TIMER_MS } from '../simulator-timers.js';
+import { CLI_COMMANDS_HELP, CLI_REPLIES } from './cli.messages.js';
 import { deliveryTable } from './delivery-log.js';
 import type { SimulatorSession } from './simulator-session.js';
 
@@ -62,6 +63,8 @@ const COMMANDS: Record<string, Command> = {
     const ms = count(msText);
     const n = nText === undefined ? undefined : count(nText);
     if (ms === undefined || (nText !== undefined && n === undefined)) return { output: USAGE.delay };
+    // Node clamps a longer timer to 1 ms: the delivery would go at once instead of never.
+    if (ms > MAX_TIMER_MS) return { output: `${CLI_REPLIES.delayTooLong}\n${USAGE.delay}` };
     session.simulator.controls.delayDeliveries(ms, { next: n });
     if (ms === 0) return { output: 'delay off' };
     return { output: `delaying ${n === undefined ? 'every new delivery' : `the next ${n} delivery(ies)`} by ${ms} ms` };

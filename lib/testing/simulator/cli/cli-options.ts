@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { PaymentsError } from '../../../errors/payments.errors.js';
 import { standardWebhooksEd25519 } from '../../../webhooks/verifiers/standard-webhooks-ed25519.scheme.js';
 import type { SimulatorSignatureOptions } from '../payments-simulator.options.js';
+import { MAX_TIMER_MS } from '../simulator-timers.js';
 import { CLI_ERRORS, DEFAULT_PORT } from './cli.messages.js';
 
 /** A command line the CLI refuses: one line naming the flag and the fix (exit code 2). */
@@ -131,6 +132,7 @@ function validate(values: Partial<Record<FlagName, string>>): SimulatorCliOption
   if (schedule !== undefined) {
     if (!/^\d+(,\d+)*$/.test(schedule)) throw new CliUsageError(CLI_ERRORS.retrySchedule);
     retrySchedule = schedule.split(',').map(Number);
+    if (retrySchedule.some((ms) => ms > MAX_TIMER_MS)) throw new CliUsageError(CLI_ERRORS.retrySchedule);
   }
 
   return {

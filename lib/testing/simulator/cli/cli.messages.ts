@@ -3,6 +3,8 @@
  * None of them ever quotes a flag's value (a key or a secret may be one).
  */
 
+import { MAX_TIMER_MS } from '../simulator-timers.js';
+
 /** The port the simulator listens on without `--port`. */
 export const DEFAULT_PORT = 4010;
 
@@ -70,7 +72,7 @@ export const CLI_ERRORS = {
   hmacOnly: (flag: string): string => `${flag} applies to --scheme hmac only: add --scheme hmac or drop ${flag}`,
   algorithm: '--hmac-algorithm must be sha256 or sha512',
   encoding: '--hmac-encoding must be hex or base64',
-  retrySchedule: '--retry-schedule must be delays in ms separated by commas, e.g. --retry-schedule 1000,5000',
+  retrySchedule: `--retry-schedule must be delays in ms from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest a Node timer waits) separated by commas, e.g. --retry-schedule 1000,5000`,
   secretNeedsEndpoint: '--secret is the secret of the --forward-to endpoint: add --forward-to <url> or drop --secret',
   apiKey: '--api-key must be a non-empty key without spaces or control characters, e.g. --api-key sk_test_local',
   secret: (scheme: string): string =>
@@ -89,4 +91,9 @@ export const CLI_ERRORS = {
   answered: (status: number): string => `the simulator answered ${status}`,
   portInUse: (port: number): string =>
     `port ${port} is in use: pass --port <another port> (or --port 0 for a free one)`,
+} as const;
+
+/** Replies of the line commands that refuse what was typed (the simulator keeps running). */
+export const CLI_REPLIES = {
+  delayTooLong: `delay: <ms> must be from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest a Node timer waits; a longer one would fire at once)`,
 } as const;
