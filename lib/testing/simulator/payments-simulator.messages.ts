@@ -16,6 +16,8 @@ export const SIMULATOR_MESSAGES = {
 export const SIMULATOR_ARGUMENT_MESSAGES = {
   unknownApiKey: 'is not a key of this simulator; pass it in `apiKeys` or call addApiKey() first',
   noSuchIntent: (kind: string): string => `names no ${kind} of this simulator`,
+  lateNeedsIntent:
+    'is required with { late: true }: a late event is the delivery of an earlier state of an existing intent',
   nonNegativeInteger: 'must be an integer >= 0',
   positiveInteger: 'must be an integer >= 1',
   ratio: 'must be between 0 and 1',

@@ -17,13 +17,11 @@ import type {
 import { authenticateApiRequest } from './simulator-auth.js';
 import { SimulatorCheckoutHandler } from './simulator-checkout.handler.js';
 import { SimulatorControls } from './simulator-controls.js';
-import { SimulatorEventsEmitter } from './simulator-events.emitter.js';
+import { SimulatorEventsEmitter, type DirectEmitOptions } from './simulator-events.emitter.js';
 import { errorBody, sendJson, SimulatorHttpError } from './simulator-http.util.js';
 import { matchSimulatorRoute, simulatorRoutes, type SimulatorRoute } from './simulator-routes.js';
 import {
   SimulatorState,
-  type IntentKind,
-  type IntentRecord,
   type SimulatedEvent,
   type SimulatedIntent,
   type SimulatedWebhookEndpoint,
@@ -188,34 +186,21 @@ export class PaymentsSimulator {
     return this.#state.createEndpoint(this.#state.accountFor(params.apiKey), params.url, params.events, secret);
   }
 
-  /** Emits `type` directly, without the iframe. With `intentId`, an intent event also moves that intent to the state it names; without, a new intent is made. */
-  emit<T extends PaymentEventType>(type: T, intentId?: string, options: { apiKey?: string } = {}): SimulatedEvent<T> {
-    const kind: IntentKind = type.startsWith('setup_intent.') ? 'setup_intent' : 'payment_intent';
-    const suffix = type.slice(type.indexOf('.') + 1);
-    let intent: IntentRecord;
-    if (intentId !== undefined) {
-      const found = this.#state.intents.get(intentId);
-      if (found === undefined || found.kind !== kind) {
-        throw new PaymentsInvalidArgumentError(
-          'PaymentsSimulator.emit',
-          'intentId',
-          SIMULATOR_ARGUMENT_MESSAGES.noSuchIntent(kind),
-        );
-      }
-      intent = found;
-    } else {
-      const charge = type.startsWith('charge.');
-      intent = this.#state.createIntent(
-        kind,
-        this.#state.accountFor(options.apiKey),
-        kind === 'payment_intent' ? 1000 : undefined,
-        charge ? 'automatic_async' : undefined,
-        null,
-      );
-    }
-    if (!type.startsWith('charge.')) intent.state = suffix;
-    else if (intentId === undefined) intent.state = suffix === 'requires_capture' ? 'requires_capture' : 'succeeded';
-    return this.#emitter.emit(intent, [type])[0] as SimulatedEvent<T>;
+  /**
+   * Emits `type` directly, without the iframe. With `intentId`, an intent event also moves that intent
+   * to the state it names; without, a new intent is made.
+   *
+   * `late: true` (with `intentId`) emits it as the late delivery of an earlier state, as when the
+   * service's delivery of an older event arrives after a newer one: the event's `data` shows the intent
+   * in the state `type` names, while the intent stays where it is (a retrieve answers its current state).
+   *
+   * @example
+   * sim.emit('payment_intent.succeeded', id);                          // the intent is now succeeded
+   * sim.emit('payment_intent.requires_capture', id, { late: true });  // a stale event: it stays succeeded
+   * sim.emit('payment_intent.errored_capture', id);                    // a real move to errored_capture
+   */
+  emit<T extends PaymentEventType>(type: T, intentId?: string, options: DirectEmitOptions = {}): SimulatedEvent<T> {
+    return this.#emitter.emitDirect(type, intentId, options) as SimulatedEvent<T>;
   }
 
   /** Resolves when every delivery has succeeded or exhausted its retries; rejects after `timeoutMs` (default 10000). */

@@ -60,14 +60,15 @@ describe('docs/testing.md', () => {
   });
   afterAll(() => tree?.remove());
 
-  it('has the three spec blocks: a handler, the e2e test with the README AppModule, a reconciled order', () => {
+  it('has the four spec blocks: a handler, the e2e test with the README AppModule, a reconciled order, late events', () => {
     // Every fenced block is one this test runs (ts, sh) or compares with the output (text).
-    expect([...PAGE.matchAll(/^```(\w+)\n/gm)].map((m) => m[1])).toEqual(['ts', 'ts', 'ts', 'sh', 'text']);
-    expect(TS_BLOCKS).toHaveLength(3);
+    expect([...PAGE.matchAll(/^```(\w+)\n/gm)].map((m) => m[1])).toEqual(['ts', 'ts', 'ts', 'ts', 'sh', 'text']);
+    expect(TS_BLOCKS).toHaveLength(4);
     expect(TS_BLOCKS[1]).toContain("import { AppModule } from './app.module'");
     expect(TS_BLOCKS[1]).not.toContain('DeferredVerifier');
     expect(TS_BLOCKS[2]).toContain('PaymentsReconciler');
     expect(TS_BLOCKS[2]).toContain('.sweep()');
+    expect(TS_BLOCKS[3]).toContain('{ late: true }');
   });
 
   it.each(TS_BLOCKS.map((block, i) => [i + 1, block]))(
@@ -155,11 +156,22 @@ describe('docs/testing.md', () => {
 
   it("the CLI's commands table names every command of its `help`", () => {
     const table = /\| command \| what \|\n([\s\S]*?)\n\n/.exec(PAGE)![1]!;
-    const commands = [...CLI_COMMANDS_HELP.matchAll(/^ {2}(\w+)(?: \| (\w+))?/gm)].flatMap((m) =>
+    const commands = [...CLI_COMMANDS_HELP.matchAll(/^ {2}([\w-]+)(?: \| ([\w-]+))?/gm)].flatMap((m) =>
       m.slice(1).filter(Boolean),
     );
     expect(commands).toEqual(
-      expect.arrayContaining(['pay', 'trigger', 'drop', 'delay', 'resend', 'deliveries', 'quit']),
+      expect.arrayContaining([
+        'pay',
+        'trigger',
+        'late',
+        'drop',
+        'delay',
+        'release',
+        'out-of-order',
+        'resend',
+        'deliveries',
+        'quit',
+      ]),
     );
     for (const command of commands) expect(table).toMatch(new RegExp('`' + command + '[` ]'));
   });

@@ -3,19 +3,41 @@
  * None of them ever quotes a flag's value (a key or a secret may be one).
  */
 
+import { PAYMENT_OUTCOMES } from '../checkout-page.html.js';
 import { MAX_TIMER_MS } from '../simulator-timers.js';
 
 /** The port the simulator listens on without `--port`. */
 export const DEFAULT_PORT = 4010;
 
-/** The line commands, one line each (also what `help` prints). */
+/** `words` joined by ', ' in lines of at most `width` characters, each after `indent` spaces. */
+function wrapped(words: readonly string[], indent: number, width = 104): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const [index, word] of words.entries()) {
+    const item = index < words.length - 1 ? `${word},` : word;
+    if (line !== '' && indent + line.length + 1 + item.length > width) {
+      lines.push(line);
+      line = item;
+    } else line = line === '' ? item : `${line} ${item}`;
+  }
+  lines.push(line);
+  return lines.map((text) => `${' '.repeat(indent)}${text}`).join('\n');
+}
+
+/** The line commands, one line each (also what `help` prints). `pay` lists exactly what the confirm takes. */
 export const CLI_COMMANDS_HELP = `  pay [amount] [outcome]       create a payment intent (default 1500) and confirm it as the checkout
-                               would (outcome: succeeded (default), requires_capture, declined, ...)
+                               would, with the outcome (default succeeded):
+${wrapped(PAYMENT_OUTCOMES, 31)}
   checkout [amount]            create a payment intent and print its checkout page URL, to click through
   trigger <event> [intent-id]  emit <event> for that intent (moving it to the state it names), or a new one
+  late <event> <intent-id>     emit <event> for that intent as a late delivery of an earlier state: its
+                               data shows that state, the intent stays where it is
   drop <n>                     drop the next n deliveries for good (no attempt, no retry); drop 0: off
   delay <ms> [n]               wait ms before the first attempt of the next n deliveries (all, without n)
-  hold | release               keep new deliveries back, then send the backlog in order
+  hold | release [order]       keep new deliveries back, then send the backlog one after the other
+                               (order: fifo (default), reverse, shuffle)
+  out-of-order <order>         send the events of each payment one after the other in that order
+                               (fifo, reverse, shuffle; off: together again)
   duplicate <copies>           send every delivery that many times (duplicate 1: off)
   resend <delivery-id>         send a delivery again now (same event id, fresh signature)
   deliveries                   every delivery: event, status, attempts and the answers received

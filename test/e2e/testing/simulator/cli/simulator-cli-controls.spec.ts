@@ -109,4 +109,41 @@ describe('npx nestjs-payments simulator: scheme flags, checkout page, delivery c
     expect(await sim.exited).toEqual({ code: 0, signal: null });
     expect(receiver.deliveries).toHaveLength(5);
   });
+
+  it('`hold`, two payments, `release reverse`: the receiving server gets them last first', async () => {
+    const sim = await boot();
+    let from = sim.stdout.length;
+    sim.send('hold');
+    sim.send('trigger payment_intent.requires_capture');
+    sim.send('trigger payment_intent.cancelled');
+    const [, first] = await sim.waitFor(/emitted payment_intent\.requires_capture \(event (\S+)\)/, from);
+    const [, second] = await sim.waitFor(/emitted payment_intent\.cancelled \(event (\S+)\)/, from);
+    from = sim.stdout.length;
+    sim.send('release reverse');
+    await sim.waitFor(/released the held deliveries, last first/, from);
+    await receiver.waitFor(2);
+    expect(receiver.deliveries.map((d) => d.body.id)).toEqual([second, first]);
+    expect(receiver.deliveries.map((d) => d.body.event)).toEqual([
+      'payment_intent.cancelled',
+      'payment_intent.requires_capture',
+    ]);
+  });
+
+  it('`out-of-order reverse`, extra words and unknown outcomes: reordered, or refused naming what is valid', async () => {
+    const sim = await boot();
+    let from = sim.stdout.length;
+    sim.send('pay 1500 declined');
+    await sim.waitFor(/unknown outcome 'declined': pay takes succeeded, /, from);
+    sim.send('hold please');
+    await sim.waitFor(/hold takes no arguments: usage: hold/, from);
+    sim.send('out-of-order reverse');
+    await sim.waitFor(/one after the other, last first/, from);
+    from = sim.stdout.length;
+    sim.send('pay 1500');
+    await sim.waitFor(/confirmed: succeeded/, from);
+    await receiver.waitFor(2);
+    expect(receiver.deliveries.map((d) => d.body.event)).toEqual(['charge.succeeded', 'payment_intent.succeeded']);
+    sim.send('quit');
+    expect(await sim.exited).toEqual({ code: 0, signal: null });
+  });
 });
