@@ -36,6 +36,18 @@ const layerRules = LAYERS.flatMap((line, rank) => {
   }));
 });
 
+/** A folder of lib/ that LAYERS does not list: its imports, either way, cannot be checked for cycles. */
+const UNLISTED = `^lib/(?!(${LAYERS.flat().join('|')})/)[^/]+/`;
+const unlistedRules = [
+  { from: { path: UNLISTED }, to: { path: '^lib/' } },
+  { from: { path: '^lib/' }, to: { path: UNLISTED } },
+].map((ends) => ({
+  name: 'area-unlisted',
+  comment: 'A new folder of lib/ is an area: add it to LAYERS in .dependency-cruiser.cjs, at its place.',
+  severity: 'error',
+  ...ends,
+}));
+
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -49,6 +61,7 @@ module.exports = {
       to: { circular: true },
     },
     ...layerRules,
+    ...unlistedRules,
     {
       name: 'area-layers',
       comment: 'The files at the root of lib/ are the wiring: no area of lib/ imports them.',

@@ -127,6 +127,11 @@ const TREES = {
     'testing/t.ts': "import { w } from '../webhooks/w.js';\nexport const t = w;\n",
     'index.ts': "export { t } from './testing/t.js';\n",
   },
+  unlistedArea: {
+    'webhooks/w.ts': "import { s } from '../store/s.js';\nexport const w = s;\n",
+    'store/s.ts': "import { k } from '../core/k.js';\nexport const s = k;\n",
+    'core/k.ts': exported('k'),
+  },
   coreImportsErrors: {
     'core/k.ts':
       "import { createHash } from 'node:crypto';\nimport { e } from '../errors/e.js';\nexport const k = [e, createHash];\n",
@@ -239,6 +244,13 @@ describe('deps:check (dependency-cruiser, .dependency-cruiser.cjs)', () => {
 
   it('area-layers: an area may import the areas below it, and the root of lib/ any area', () => {
     expect(reported('areasDownward')).toEqual([]);
+  });
+
+  it('area-unlisted: a new folder of lib/ not placed in LAYERS, importing or imported', () => {
+    expect(lines(reported('unlistedArea').filter((v) => v.rule === 'area-unlisted'))).toEqual([
+      'area-unlisted: lib/store/s.ts -> lib/core/k.ts',
+      'area-unlisted: lib/webhooks/w.ts -> lib/store/s.ts',
+    ]);
   });
 
   it('core-imports-nothing: lib/core importing another part of the library (packages and Node built-ins pass)', () => {
