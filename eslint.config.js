@@ -29,6 +29,19 @@ const nodeGlobals = Object.fromEntries(
   ].map((name) => [name, 'readonly']),
 );
 
+/** `no-restricted-syntax` entries of lib/: one error base for everything the package throws. */
+const oneErrorBase = [
+  {
+    selector: 'NewExpression[callee.name=/^(Error|TypeError|RangeError|SyntaxError)$/]',
+    message:
+      'Throw a PaymentsError from lib/errors (PaymentsInvalidArgumentError for a bad argument), with its text in a messages file.',
+  },
+  {
+    selector: 'ClassDeclaration[superClass.name=/^(Error|TypeError|RangeError)$/]',
+    message: 'Extend PaymentsError (lib/errors): one error base for everything the package throws.',
+  },
+];
+
 export default tseslint.config(
   {
     ignores: ['dist/**', 'dist-sample/**', 'coverage/**', '**/node_modules/**', 'bench/results/**'],
@@ -55,6 +68,11 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS configuration files (.dependency-cruiser.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { ...nodeGlobals, module: 'writable', require: 'readonly' } },
+  },
+  {
     // Tests read loosely typed JSON answers; the public types stay free of `any` (rule on in lib/).
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
@@ -65,18 +83,7 @@ export default tseslint.config(
       // The library itself logs through a named Nest Logger, never the console.
       'no-console': 'error',
       // One error base: everything the package throws is a PaymentsError (lib/errors).
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'NewExpression[callee.name=/^(Error|TypeError|RangeError|SyntaxError)$/]',
-          message:
-            'Throw a PaymentsError from lib/errors (PaymentsInvalidArgumentError for a bad argument), with its text in a messages file.',
-        },
-        {
-          selector: 'ClassDeclaration[superClass.name=/^(Error|TypeError|RangeError)$/]',
-          message: 'Extend PaymentsError (lib/errors): one error base for everything the package throws.',
-        },
-      ],
+      'no-restricted-syntax': ['error', ...oneErrorBase],
       // Only the public entry points of Nest (its exports map hides the rest).
       'no-restricted-imports': [
         'error',
@@ -88,5 +95,27 @@ export default tseslint.config(
     // The base class itself.
     files: ['lib/errors/payments.errors.ts'],
     rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // The receiver's contracts/ holds declarations only: interfaces, types, tokens, constants (its import
+    // rules are in .dependency-cruiser.cjs). Code that runs goes to lib/webhooks/support or the part that
+    // runs it. test/unit/deps-graph.spec.ts checks that this fires.
+    files: ['lib/webhooks/contracts/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...oneErrorBase,
+        {
+          selector: 'FunctionDeclaration',
+          message:
+            'lib/webhooks/contracts holds declarations only: move this function to lib/webhooks/support or the part that runs it.',
+        },
+        {
+          selector: 'ClassDeclaration[declare!=true]',
+          message:
+            'lib/webhooks/contracts holds declarations only: move this class to lib/webhooks/support or the part that runs it.',
+        },
+      ],
+    },
   },
 );

@@ -32,13 +32,6 @@ function repositoryFiles(dirs: string[], extensions: RegExp): string[] {
 const OUTSIDE = [['SERVICE', 'REFERENCE'].join('-'), ['DESIGN', 'md'].join('.'), ['CONFORMANCE', 'md'].join('.')];
 
 describe('house rules', () => {
-  it('no file of lib/ is over 300 lines: one concept per file', () => {
-    const long = repositoryFiles(['lib'], /\.ts$/)
-      .map((file) => ({ file, lines: readFileSync(join(root, file), 'utf8').split('\n').length - 1 }))
-      .filter(({ lines }) => lines > 300);
-    expect(long).toEqual([]);
-  });
-
   it('no source, test, sample, bench or doc points at files outside the repository', () => {
     const offenders: string[] = [];
     for (const file of repositoryFiles(

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 const root = process.cwd();
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   type: string;
-  exports: Record<string, Record<string, string>>;
+  types: string;
+  typesVersions?: Record<string, Record<string, string[]>>;
+  exports: Record<string, { import: Record<string, string>; require: Record<string, string>; default: string }>;
   files: string[];
   bin?: Record<string, string>;
   dependencies?: Record<string, string>;
@@ -41,17 +43,26 @@ function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
 }
 
 describe('package manifest', () => {
-  it('ships one CommonJS build for require and thin ES module wrappers of it for import (., ./testing, ./health: types, import, require, default)', () => {
+  it('ships one CommonJS build for require and thin ES module wrappers of it for import, each with its types, for every entry point', () => {
     expect(manifest.type).toBe('module'); // the sources; dist/cjs/ carries its own {"type":"commonjs"}
-    for (const entry of ['.', './testing', './health']) {
+    const subpaths = ['testing', 'health', 'webhooks', 'client'];
+    expect(Object.keys(manifest.exports)).toEqual(['.', ...subpaths.map((sub) => `./${sub}`), './package.json']);
+    for (const entry of ['.', ...subpaths.map((sub) => `./${sub}`)]) {
       const sub = entry === '.' ? '' : `${entry.slice(2)}/`;
+      // `import` gets the ES module wrapper and its ES module declarations (dist/esm/<entry>/index.d.ts
+      // re-exports the CommonJS ones), `require` the CommonJS build and its declarations: each module
+      // system's types say what it loads (attw, `npm run check:package`).
       expect(manifest.exports[entry]).toEqual({
-        types: `./dist/cjs/${sub}index.d.ts`,
-        import: `./dist/esm/${sub}index.js`,
-        require: `./dist/cjs/${sub}index.js`,
+        import: { types: `./dist/esm/${sub}index.d.ts`, default: `./dist/esm/${sub}index.js` },
+        require: { types: `./dist/cjs/${sub}index.d.ts`, default: `./dist/cjs/${sub}index.js` },
         default: `./dist/cjs/${sub}index.js`,
       });
     }
+    // TypeScript's node10 resolution reads neither `exports` nor subpaths: `types` and `typesVersions` lead it.
+    expect(manifest.types).toBe('./dist/cjs/index.d.ts');
+    expect(manifest.typesVersions).toEqual({
+      '*': Object.fromEntries(subpaths.map((sub) => [sub, [`./dist/cjs/${sub}/index.d.ts`]])),
+    });
     expect(manifest.files).toEqual(expect.arrayContaining(['dist/cjs', 'dist/esm']));
   });
 
@@ -123,7 +134,7 @@ describe('package manifest', () => {
         /from\s*'(\.\.?\/)+(\.\.\/)*health\/|import\(\s*'[^']*\/health\//.test(readFileSync(join(root, file), 'utf8')),
       );
     expect(intoHealth).toEqual([]);
-    expect(manifest.exports['./health'].require).toBe('./dist/cjs/health/index.js');
+    expect(manifest.exports['./health'].require.default).toBe('./dist/cjs/health/index.js');
   });
 
   it('keeps every Nest import on a public entry point', () => {
