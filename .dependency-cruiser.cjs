@@ -116,11 +116,20 @@ module.exports = {
       to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/(support|contracts)/' },
     },
     {
+      name: 'receiver-records-import-contracts',
+      comment:
+        "lib/webhooks/records (an intent's record: its keys and rules, shared by the dispatcher and every store) " +
+        'imports only contracts/ of lib/webhooks.',
+      severity: 'error',
+      from: { path: '^lib/webhooks/records/' },
+      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/(records|contracts)/' },
+    },
+    {
       name: 'receiver-plug-ins-import-contracts-support',
-      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/ and support/ of lib/webhooks.`,
+      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/, records/ and support/ of lib/webhooks.`,
       severity: 'error',
       from: { path: `^lib/webhooks/${PLUG_INS}/` },
-      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|support)/' },
+      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|records|support)/' },
     },
     {
       name: 'receiver-dispatcher-imports-no-plug-in',

@@ -201,3 +201,20 @@ export class PaymentsConnectionError extends PaymentsError {
     };
   }
 }
+
+/**
+ * Rejected by a plug-in's `aroundHandler` hook (the transactional inbox) when its own engine failed,
+ * not the handler: the run is released and answered 503 (`store_unavailable`), as a failure of the
+ * idempotency store is.
+ */
+export class HandlerCallUnavailableError extends PaymentsError {
+  override readonly name = 'HandlerCallUnavailableError';
+  constructor(
+    readonly plugin: string,
+    readonly reason: unknown,
+  ) {
+    super(
+      `The ${plugin} could not run the handler: ${reason instanceof Error ? `${reason.name}: ${reason.message}` : typeof reason}`,
+    );
+  }
+}

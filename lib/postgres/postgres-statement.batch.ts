@@ -9,9 +9,10 @@ interface Waiting<I, R> {
  * Group commit for one kind of statement: the calls made in the same turn of the event loop (the
  * deliveries whose bytes arrived together) go to PostgreSQL as one statement over arrays (`unnest`),
  * one round trip instead of one each. The turn ends at `setImmediate`, right after the I/O callbacks
- * that made the calls: a lone call waits no longer than that. Calls whose `key` is already in the batch
- * go in a batch of their own (a multi-row `ON CONFLICT DO UPDATE` may not touch one row twice); batches
- * hold at most `maxSize` calls. `send` resolves to one result per input, in order; when it rejects,
+ * that made the calls: a lone call waits no longer than that. With `distinctKeys`, calls whose `key` is
+ * already in the batch go in a batch of their own (a multi-row `ON CONFLICT DO UPDATE` may not touch
+ * one row twice); a statement that takes its rows one by one in key order takes them all. Batches hold
+ * at most `maxSize` calls. `send` resolves to one result per input, in order; when it rejects,
  * every call of the batch rejects with that error, as each would have alone.
  */
 export class PostgresStatementBatch<I extends { readonly key: string }, R> {
@@ -21,6 +22,7 @@ export class PostgresStatementBatch<I extends { readonly key: string }, R> {
   constructor(
     private readonly send: (inputs: readonly I[]) => Promise<readonly R[]>,
     private readonly maxSize: number,
+    private readonly distinctKeys = true,
   ) {}
 
   add(input: I): Promise<R> {
@@ -40,7 +42,7 @@ export class PostgresStatementBatch<I extends { readonly key: string }, R> {
     let keys = new Set<string>();
     const later: Waiting<I, R>[] = [];
     for (const call of waiting) {
-      if (keys.has(call.input.key)) {
+      if (this.distinctKeys && keys.has(call.input.key)) {
         later.push(call);
         continue;
       }

@@ -30,7 +30,7 @@ export interface IdempotencyStoreContractOptions<S extends IdempotencyStore = Id
    */
   renewal?: boolean;
   /**
-   * Deletes everything `store` holds about `key` behind its back (as an operator, an eviction or a
+   * Deletes the record `key` behind the store's back (as an operator, an eviction or a
    * failover would). Enables the "lease lost" case; without it that case is not registered.
    */
   forget?: (store: S, key: string) => void | Promise<void>;
@@ -41,6 +41,11 @@ export interface IdempotencyStoreContractOptions<S extends IdempotencyStore = Id
    * Default `'00000000-0000-4000-8000-000000000000'`.
    */
   foreignToken?: string;
+  /**
+   * Whether to hold the store's watch list (`intentWatchStore`, kept in the records) to the contract
+   * too. Default true; pass false for a store without one (the reconciler then keeps its list in memory).
+   */
+  watchList?: boolean;
   /** The test functions. Default: the globals `describe`, `it`, `beforeEach`, `afterEach`. */
   framework?: IdempotencyStoreContractFramework;
 }

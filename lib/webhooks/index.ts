@@ -27,6 +27,14 @@ export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './contracts/payments-webhooks.c
 export * from './verifiers/index.js';
 export * from './stores/index.js';
 export {
+  runRecord,
+  MAX_DONE_PER_SLOT,
+  type RunRecordDocument,
+  type RunRecordSlot,
+  type RunRecordClaim,
+} from './records/run-record.js';
+export type { EventRecord, RecordIntentKind } from './contracts/event-record.types.js';
+export {
   getPaymentEventsQueueToken,
   InjectPaymentEventsQueue,
   PaymentEventsQueue,
@@ -60,4 +68,7 @@ export {
 export type { PaymentsReconcileOptions, ReconcileCadenceStep } from './contracts/payments-reconcile.options.js';
 export { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
 export { RedisIntentWatchStore } from './stores/redis-intent-watch.store.js';
-export { intentWatchSchema, PostgresIntentWatchStore } from './stores/postgres-intent-watch.store.js';
+export {
+  PostgresIntentWatchStore,
+  type PostgresIntentWatchStoreOptions,
+} from './stores/postgres-intent-watch.store.js';

@@ -160,7 +160,8 @@ export function dispatchPluginsOf(
 ): PaymentsDispatchPlugin[] {
   const plugins: PaymentsDispatchPlugin[] = [];
   if (webhooks.transactions && parts.inbox) plugins.push(parts.inbox);
-  if (webhooks.reconcile && parts.watchList) plugins.push(new WatchListSettlement(parts.watchList));
+  if (webhooks.reconcile && parts.watchList)
+    plugins.push(new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates));
   if (webhooks.deliveryListener)
     plugins.push(new DeliveryListenerPlugin(webhooks.deliveryListener, webhooksLogger(webhooks)));
   return plugins;

@@ -57,21 +57,29 @@ describe.each(engines)('RedisIntentWatchStore lanes on %s', (name, connect) => {
     expect(await redis.exists(`${prefix}:fresh`, `${prefix}:due`, `${prefix}:intents`)).toBe(0);
   });
 
-  it('reads a list written before the lanes (every intent in :due), and drops a member whose intent an older release forgot', async () => {
-    const list = fresh();
+  it("drops an index entry whose record is no longer watched (its terminal state's completion ended the watch)", async () => {
+    const store = new RedisIdempotencyStore(redis, { keyPrefix: `${root}${prefixes.length}:` });
+    prefixes.push(`${root}${prefixes.length}:`);
+    const list = store.intentWatchStore('eu');
     const prefix = `${prefixes.at(-1)}{watch:eu}`;
-    const [before, orphan, added] = [randomUUID(), randomUUID(), randomUUID()];
-    // What the previous release wrote: its watch put a new intent in :due.
-    await redis.hset(`${prefix}:intents`, before, JSON.stringify({ kind: 'payment_intent', createdAt: 5, checks: 0 }));
-    await redis.zadd(`${prefix}:due`, 100, before);
-    // Its forget removed :due and the hash only: a :fresh member may be left behind.
-    await redis.zadd(`${prefix}:fresh`, 50, orphan);
-    await list.watch({ kind: 'payment_intent', id: added, createdAt: 6, nextCheckAt: 200, checks: 0 });
-    expect((await list.due(1_000, 10)).map((i) => i.id)).toEqual([added, before]);
-    expect(await redis.zscore(`${prefix}:fresh`, orphan)).toBeNull();
+    const [settled, waiting] = [randomUUID(), randomUUID()];
+    await list.watch({ kind: 'payment_intent', id: settled, createdAt: 5, nextCheckAt: 100, checks: 0 });
+    await list.watch({ kind: 'payment_intent', id: waiting, createdAt: 6, nextCheckAt: 200, checks: 0 });
+    const slot = 'succeeded|Shop.paid';
+    const claim = await store.claim(`eu:i:${settled}`, { slot, eventId: settled, leaseMs: 60_000 });
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    await store.complete(`eu:i:${settled}`, {
+      slot,
+      token: claim.token,
+      eventId: settled,
+      retentionMs: 60_000,
+      unwatch: true,
+    });
+    // The index still lists it (another slot of the Cluster): the sweep's read drops it.
+    expect(await redis.zscore(`${prefix}:fresh`, settled)).toBe('100');
     expect(await list.due(1_000, 10)).toEqual([
-      { kind: 'payment_intent', id: added, createdAt: 6, nextCheckAt: 200, checks: 0 },
-      { kind: 'payment_intent', id: before, createdAt: 5, nextCheckAt: 100, checks: 0 },
+      { kind: 'payment_intent', id: waiting, createdAt: 6, nextCheckAt: 200, checks: 0 },
     ]);
+    expect(await redis.zscore(`${prefix}:fresh`, settled)).toBeNull();
   });
 });

@@ -8,6 +8,7 @@ import { PaymentsConfigurationError } from '../../lib/errors/payments.errors.js'
 import { PaymentsModule, type PaymentEvent } from '../../lib/index.js';
 import { createPaymentEvent } from '../../lib/testing/index.js';
 import { RedisIdempotencyStore } from '../../lib/webhooks/stores/redis-idempotency.store.js';
+const EVENT_ID = '7c9e1a3b-5d7f-4b2d-9e4f-1a3c5e7b9d2f';
 import {
   HandlerScript,
   deliver,
@@ -89,12 +90,14 @@ describeCluster('RedisIdempotencyStore on Redis Cluster (hash-tagged keys, Lua s
     await quitClusters(cluster);
   });
 
-  it('[W4] grants exactly one of 100 concurrent claims on one key, across 4 cluster clients', async () => {
+  const run = (leaseMs: number) => ({ slot: 'succeeded|Handler.run', eventId: EVENT_ID, leaseMs });
+
+  it('[W4] grants exactly one of 100 concurrent claims on one slot, across 4 cluster clients', async () => {
     const clients = [cluster, createCluster(), createCluster(), createCluster()];
     try {
       const stores = clients.map((client) => new RedisIdempotencyStore(client, { keyPrefix: prefix }));
       const claims = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-race:h', 60_000)),
+        Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('i:race', run(60_000))),
       );
       expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
       expect(claims.filter((c) => c.status === 'busy')).toHaveLength(99);
@@ -103,17 +106,18 @@ describeCluster('RedisIdempotencyStore on Redis Cluster (hash-tagged keys, Lua s
     }
   });
 
-  it('[W4] claim, complete and release run as one script per key on every master: 60 events spread over the slots', async () => {
+  it('[W4] claim, complete and release run as one script on one key, on every master: 60 intents spread over the slots', async () => {
     const store = new RedisIdempotencyStore(cluster, { keyPrefix: `${prefix}spread:` });
-    const keys = Array.from({ length: 60 }, () => `${randomUUID()}:Handler.run`);
+    const keys = Array.from({ length: 60 }, () => `i:${randomUUID()}`);
     for (const [index, key] of keys.entries()) {
-      const claim = await store.claim(key, 60_000);
+      const claim = await store.claim(key, run(60_000));
       if (claim.status !== 'claimed') throw new Error(`expected a claim of ${key}`);
-      if (index % 2 === 0) await store.complete(key, claim.token, 60_000);
-      else await store.release(key, claim.token);
+      if (index % 2 === 0)
+        await store.complete(key, { slot: run(0).slot, token: claim.token, eventId: EVENT_ID, retentionMs: 60_000 });
+      else await store.release(key, { slot: run(0).slot, token: claim.token });
     }
     for (const [index, key] of keys.entries()) {
-      expect(await store.claim(key, 60_000)).toMatchObject(
+      expect(await store.claim(key, run(60_000))).toMatchObject(
         index % 2 === 0 ? { status: 'done' } : { status: 'claimed', attempt: 2 },
       );
     }

@@ -38,9 +38,9 @@ export async function deleteClusterKeys(cluster: Cluster, prefix: string): Promi
   }
 }
 
-/** The three keys of one `RedisIdempotencyStore` claim (done marker, lease, state), all under the claim's hash tag. */
-export function redisClaimKeys(prefix: string, key: string): string[] {
-  return ['done', 'lease', 'state'].map((part) => `${prefix}{${key}}:${part}`);
+/** The one key of a `RedisIdempotencyStore` record (a hash; its whole record key is the hash tag). */
+export function redisRecordKey(prefix: string, key: string): string {
+  return `${prefix}{${key}}`;
 }
 
 /** A client to the test Redis; close it with `quitAll`. */

@@ -1,10 +1,17 @@
 import { MemoryIdempotencyStore, type IdempotencyClaim, type IdempotencyStore } from '../../lib/index.js';
-import type { IntentWatchStore, WatchedIntent } from '../../lib/webhooks/index.js';
+import type {
+  IntentWatchStore,
+  RunClaimRequest,
+  RunCompletion,
+  RunRelease,
+  RunRenewal,
+  WatchedIntent,
+} from '../../lib/webhooks/index.js';
 import type { SimRandom } from './sim-random.js';
 
 /**
- * The shared engine of the simulation (what Redis is to the processes of one app): one idempotency
- * key space and one watch list per scope, reached by each process through its own connection, whose
+ * The shared engine of the simulation (what Redis is to the processes of one app): the records (one
+ * per intent, one per event naming no intent) and one watch list per scope, kept in them, reached by each process through its own connection, whose
  * calls take time, can fail before or after they apply, and never settle once the process is dead.
  */
 export interface SimFaults {
@@ -14,16 +21,23 @@ export interface SimFaults {
   failAfter: number;
 }
 
-/** One watch list (and its sweeper lease) in the engine: what a `RedisIntentWatchStore` keys under one tag. */
+/**
+ * One watch list (and its sweeper lease) in the engine: the records' own list (what a
+ * `RedisIntentWatchStore` keys under one tag), and what the invariants read of it.
+ */
 export class SimWatchList {
-  readonly intents = new Map<string, WatchedIntent>();
   /** Every id ever watched here (the liveness check's "was watched"). */
   readonly everWatched = new Set<string>();
   lease: { owner: string; until: number } | undefined;
+  constructor(readonly records: IntentWatchStore) {}
+  /** The intents watched now. */
+  watched(): WatchedIntent[] {
+    return this.records.list!() as WatchedIntent[];
+  }
 }
 
 export class SimEngine {
-  readonly claims = new MemoryIdempotencyStore({ maxEntries: 1_000_000, now: () => Date.now() });
+  readonly records = new MemoryIdempotencyStore({ maxEntries: 1_000_000, now: () => Date.now() });
   readonly watchLists = new Map<string, SimWatchList>();
   faults: SimFaults = { failBefore: 0, failAfter: 0 };
 
@@ -31,7 +45,10 @@ export class SimEngine {
 
   watchList(scope: string): SimWatchList {
     let list = this.watchLists.get(scope);
-    if (!list) this.watchLists.set(scope, (list = new SimWatchList()));
+    if (!list) {
+      list = new SimWatchList(this.records.intentWatchStore(scope === '' ? undefined : scope));
+      this.watchLists.set(scope, list);
+    }
     return list;
   }
 
@@ -58,43 +75,41 @@ export class SimEngine {
   }
 }
 
-/** A process's idempotency store: the engine's claims through this process's connection. */
+/** A process's idempotency store: the engine's records through this process's connection. */
 export class SimIdempotencyStore implements IdempotencyStore {
-  /** As `RedisIdempotencyStore` when set: the two claims of a run go out at once (half the processes). */
-  readonly concurrentClaims: boolean;
-
   constructor(
     private readonly engine: SimEngine,
     private readonly alive: () => boolean,
-    private readonly onComplete: (key: string) => void = () => undefined,
-    concurrentClaims = false,
-  ) {
-    this.concurrentClaims = concurrentClaims;
-  }
+    /** Told when a completion's answer is lost: its handler may legitimately run again once its lease lapses. */
+    private readonly lostCompletion: (key: string, completion: RunCompletion) => void = () => undefined,
+  ) {}
 
-  claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    return this.engine.call(this.alive, 'claim', () => this.engine.claims.claim(key, leaseMs) as IdempotencyClaim);
+  claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
+    return this.engine.call(this.alive, 'claim', () => this.engine.records.claim(key, request) as IdempotencyClaim);
   }
-  complete(key: string, token: string, retentionMs: number): Promise<void> {
-    return this.engine.call(this.alive, 'complete', () => {
-      this.engine.claims.complete(key, token, retentionMs);
-      this.onComplete(key);
-    });
+  complete(key: string, completion: RunCompletion): Promise<void> {
+    return this.engine
+      .call(this.alive, 'complete', () => this.engine.records.complete(key, completion))
+      .catch((error: unknown) => {
+        this.lostCompletion(key, completion);
+        throw error;
+      });
   }
-  release(key: string, token: string): Promise<void> {
-    return this.engine.call(this.alive, 'release', () => void this.engine.claims.release(key, token));
+  release(key: string, release: RunRelease): Promise<void> {
+    return this.engine.call(this.alive, 'release', () => this.engine.records.release(key, release));
   }
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.engine.call(this.alive, 'renew', () => this.engine.claims.renew(key, token, leaseMs) as boolean);
+  renew(key: string, renewal: RunRenewal): Promise<boolean> {
+    return this.engine.call(this.alive, 'renew', () => this.engine.records.renew(key, renewal));
   }
-  /** As `RedisIdempotencyStore`: one list per module instance, keyed by the name it is given. */
+  /** As the built-in stores: one list per module instance, kept in the records, keyed by the name it is given. */
   intentWatchStore(instance?: string): IntentWatchStore {
     return new SimIntentWatchStore(this.engine, this.engine.watchList(instance ?? ''), this.alive);
   }
 }
 
-/** A process's view of one watch list, with `MemoryIntentWatchStore`'s semantics. */
+/** A process's view of one watch list: the records' list through its connection, and the sweeper lease. */
 export class SimIntentWatchStore implements IntentWatchStore {
+  readonly inRecords = true;
   constructor(
     private readonly engine: SimEngine,
     readonly shared: SimWatchList,
@@ -103,31 +118,22 @@ export class SimIntentWatchStore implements IntentWatchStore {
 
   watch(intent: WatchedIntent): Promise<void> {
     return this.engine.call(this.alive, 'watch', () => {
-      if (!this.shared.intents.has(intent.id)) this.shared.intents.set(intent.id, { ...intent });
+      this.shared.records.watch(intent);
       this.shared.everWatched.add(intent.id);
     });
   }
   due(now: number, limit: number): Promise<WatchedIntent[]> {
-    return this.engine.call(this.alive, 'due', () =>
-      [...this.shared.intents.values()]
-        .filter((intent) => intent.nextCheckAt <= now)
-        // Never-checked intents first (the stores' second lane), then the rest, each in due order.
-        .sort(
-          (a, b) =>
-            Number(a.checks > 0) - Number(b.checks > 0) || a.nextCheckAt - b.nextCheckAt || (a.id < b.id ? -1 : 1),
-        )
-        .slice(0, limit)
-        .map((intent) => ({ ...intent })),
-    );
+    return this.engine.call(this.alive, 'due', () => this.shared.records.due(now, limit) as WatchedIntent[]);
   }
   reschedule(id: string, nextCheckAt: number, checks: number): Promise<void> {
-    return this.engine.call(this.alive, 'reschedule', () => {
-      const intent = this.shared.intents.get(id);
-      if (intent) this.shared.intents.set(id, { ...intent, nextCheckAt, checks });
-    });
+    return this.engine.call(
+      this.alive,
+      'reschedule',
+      () => void this.shared.records.reschedule(id, nextCheckAt, checks),
+    );
   }
   forget(id: string): Promise<void> {
-    return this.engine.call(this.alive, 'forget', () => void this.shared.intents.delete(id));
+    return this.engine.call(this.alive, 'forget', () => void this.shared.records.forget(id));
   }
   lease(owner: string, ms: number): Promise<boolean> {
     return this.engine.call(this.alive, 'lease', () => {

@@ -9,6 +9,7 @@ import {
 } from '../../lib/index.js';
 import type { PaymentsRuntime } from '../../lib/testing/index.js';
 import { PaymentEventsRegistry, PaymentsReconciler } from '../../lib/webhooks/index.js';
+import type { RunCompletion } from '../../lib/webhooks/index.js';
 import type {
   DispatchMeta,
   DispatchResult,
@@ -194,8 +195,9 @@ export class SimWorld {
       const webhooks = validateWebhooksOptions(
         {
           verifier: standardWebhooksVerifier({ secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
-          // Odd processes send the two claims of a run at once (`concurrentClaims`), even ones in turn.
-          store: new SimIdempotencyStore(this.engine, alive, undefined, proc.id % 2 === 1),
+          store: new SimIdempotencyStore(this.engine, alive, (key, completion) =>
+            this.completionLost(instance, key, completion),
+          ),
           claimTtlSeconds: 20,
           ...(release.reconcile ? { reconcile: release.reconcile } : {}),
         },
@@ -400,6 +402,17 @@ export class SimWorld {
     };
   }
 
+  /**
+   * A completion whose answer was lost (applied or not): its handler ran, and may run again once its
+   * lease lapses (the at-least-once window the docs name), whether or not the dispatch has settled.
+   */
+  private completionLost(instance: InstanceName, key: string, completion: RunCompletion): void {
+    const intent = key.slice(-36);
+    const [state, handler] = completion.slot.split('|') as [string, string];
+    const occurrence = FINAL.includes(state) ? `${intent}:${state}` : completion.eventId;
+    this.excuse(`${instance}|${occurrence}|${handler}`);
+  }
+
   private excuse(effect: string): void {
     this.excused.set(effect, (this.excused.get(effect) ?? 0) + 1);
   }
@@ -579,7 +592,7 @@ export class SimWorld {
       }
     }
     for (const [scope, list] of this.engine.watchLists) {
-      for (const id of list.intents.keys()) {
+      for (const { id } of list.watched()) {
         this.violate({ kind: 'watched forever', detail: `${scope || 'default'} still watches ${id}`, intent: id });
       }
     }

@@ -1,3 +1,4 @@
+import type { EventRecord } from './event-record.types.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchOutcome } from './dispatch-result.types.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
 import type { PaymentEventHandlerRegistration } from './payment-event-handler.types.js';
@@ -6,45 +7,65 @@ import type { PaymentEventHandlerRegistration } from './payment-event-handler.ty
 export interface DispatchSummary {
   readonly event: PaymentEvent;
   readonly meta: DispatchMeta;
+  /** The record the event's runs are kept in (an intent's, with its state; or the event's own). */
+  readonly record: EventRecord;
   readonly outcome: DispatchOutcome;
   readonly results: readonly DispatchHandlerResult[];
   /** When the dispatch settled, in ms since the epoch (the instance's runtime clock). */
   readonly finishedAt: number;
 }
 
-/** The claim a handler run holds in the idempotency store while a `runHandler` hook runs it. */
-export interface DispatchClaim {
-  /** The first key of the run (the one whose record a transactional inbox keeps). */
+/**
+ * One claimed handler call, as an `aroundHandler` hook gets it: the dispatcher claimed the run, and will
+ * complete it, release it or keep renewing it whatever the hook answers.
+ */
+export interface HandlerCall {
+  readonly handler: PaymentEventHandlerRegistration;
+  readonly event: PaymentEvent;
+  readonly context: PaymentEventContext;
+  /** The run's record key and slot in the idempotency store. */
   readonly key: string;
-  readonly token: string;
+  readonly slot: string;
+  /** The event the run is for; undefined for a run from a retrieve of the intent. */
+  readonly eventId: string | undefined;
+  /** Calls the handler with `context`, or with the context given (e.g. with its `transaction`). */
+  invoke(context?: PaymentEventContext): unknown;
 }
+
+/**
+ * What an `aroundHandler` hook made of a call: `ran` (the handler ran and its effect is committed),
+ * `skipped` (the hook knows the run already happened: completed, nothing ran), `busy` (a concurrent
+ * run holds it: released, answered 409).
+ */
+export type HandlerCallOutcome = 'ran' | 'skipped' | 'busy';
 
 /**
  * What a plug-in of the receiver contributes to the dispatcher: hooks, each optional. The dispatcher
  * knows this interface only; each plug-in (the transactional inbox, reconciliation, the delivery
  * listener) registers its own provider, and a receiver that uses none has none.
  *
- * - Around a handler run: `runsHandler` / `runHandler`: the plug-in runs a claimed handler itself (the
- *   inbox: in a transaction with its completion record) and settles the claim's first key.
- * - After a dispatch: `afterDispatch`: told what the dispatch did (reconciliation stops watching an intent
- *   whose terminal state a webhook settled; the listener tells the app). Called synchronously; a hook
- *   that throws is logged and never changes the outcome.
+ * - Around a handler call: `handles` / `aroundHandler`: the plug-in calls a claimed handler itself (the
+ *   inbox: in a transaction with its record) and says how it went; claiming, renewing, completing and
+ *   releasing stay the dispatcher's.
+ * - At a completion: `unwatches`: whether completing a run of this record's state also ends the
+ *   intent's watch, in the same store call (reconciliation, when its list lives in the records).
+ * - After a dispatch: `afterDispatch`: told what the dispatch did. Called synchronously; a hook that
+ *   throws is logged and never changes the outcome.
  */
 export interface PaymentsDispatchPlugin {
   /** A short name for log lines (`'inbox'`, `'reconciliation'`, `'deliveryListener'`). */
   readonly name: string;
-  /** Whether `runHandler` runs this handler (asked for every claimed run). */
-  runsHandler?(handler: PaymentEventHandlerRegistration): boolean;
+  /** Whether `aroundHandler` calls this handler (asked for every claimed run). */
+  handles?(handler: PaymentEventHandlerRegistration): boolean;
   /**
-   * Runs a claimed handler that `runsHandler` took, completes or releases `claim` (the first key), and
-   * says how it went. Never rejects.
+   * Calls a claimed handler that `handles` took (`call.invoke`), and says how it went. Rejects with the
+   * handler's own error when it threw (the run is released, 500), or with a
+   * `HandlerCallUnavailableError` (`lib/errors`) when the plug-in's engine failed (released, 503).
    */
-  runHandler?(
-    handler: PaymentEventHandlerRegistration,
-    event: PaymentEvent,
-    ctx: PaymentEventContext,
-    claim: DispatchClaim,
-  ): Promise<DispatchHandlerResult>;
+  aroundHandler?(call: HandlerCall): Promise<HandlerCallOutcome>;
+  /** Said in the error line of a handler that `aroundHandler` called and that threw (the inbox: `'transaction rolled back'`). */
+  readonly failureNote?: string;
+  unwatches?(record: EventRecord): boolean;
   afterDispatch?(dispatch: DispatchSummary): void;
 }
 

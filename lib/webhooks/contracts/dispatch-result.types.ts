@@ -41,13 +41,6 @@ export interface DispatchMeta {
   deliveryAttempt?: number;
   /** Where the event came from: a delivery (default), or the reconciler's retrieve of the intent. */
   source?: 'webhook' | 'reconciliation';
-  /**
-   * The intent state this event signals (`kind:intentId:state`), when it names a valid intent. A webhook's
-   * handlers are claimed under its event id and under this occurrence, the reconciler's under the
-   * occurrence alone, so whichever comes first runs and the other is a duplicate, whatever the
-   * configuration of the release that ran it. `terminal`: the state is one of `terminalStates`.
-   */
-  occurrence?: { key: string; kind: 'payment_intent' | 'setup_intent'; id: string; terminal: boolean };
 }
 
 /**

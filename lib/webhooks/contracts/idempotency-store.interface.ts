@@ -2,62 +2,137 @@ import type { Pending } from '../../core/payments.pending.js';
 import type { IntentWatchStore } from './intent-watch-store.interface.js';
 
 /**
- * Result of `IdempotencyStore.claim`:
- * - `claimed`: the caller owns the (event, handler) pair for the lease and must `complete` or `release` it;
- * - `done`: a previous delivery completed it, skip;
- * - `busy`: another delivery holds an unexpired lease.
+ * Which run of a record a call is about. The receiver keeps **one record per (instance, intent)** for
+ * the events of an intent's states (`payment_intent.*`, `setup_intent.*` naming a valid intent), and one
+ * per event for every other event; a record holds one slot per run:
+ * - `<state>|<handlerId>` in an intent's record (`succeeded|Fulfilment.paid`): that handler's runs of
+ *   that state;
+ * - `<handlerId>` in an event's record.
+ *
+ * States are `[a-z0-9_]`, handler ids never hold a `|`: a slot splits at its first `|`.
  */
-export type IdempotencyClaim =
-  { status: 'claimed'; token: string; attempt: number } | { status: 'done' } | { status: 'busy' };
+export interface RunSlot {
+  readonly slot: string;
+}
+
+/** `claim`: may this run start now? */
+export interface RunClaimRequest extends RunSlot {
+  /**
+   * The event a webhook runs the slot for (its id, a lower-case UUID). Absent for a run from a retrieve
+   * of the intent (reconciliation, current-state handling): such a run stands for the next webhook of
+   * that state, which then finds it done.
+   */
+  readonly eventId?: string;
+  /** How long the run may hold the slot before another claim may take it (renewed while it runs). */
+  readonly leaseMs: number;
+  /**
+   * Current-state runs: `busy` while a run of **another state** of this record holds a live lease, so
+   * the runs of one intent's states never overlap.
+   */
+  readonly exclusive?: boolean;
+}
+
+/** `complete`: the run ended well; record it. */
+export interface RunCompletion extends RunSlot {
+  readonly token: string;
+  /** As in the claim: the event the run was for, absent for a run from a retrieve. */
+  readonly eventId?: string;
+  /** How long the record is kept at least (the event can be redelivered for that long). */
+  readonly retentionMs: number;
+  /**
+   * The intent reached a state after which it never changes (this release's `terminalStates`): it is
+   * no longer watched for reconciliation, in the same call. Never changes what a claim answers.
+   */
+  readonly unwatch?: boolean;
+}
+
+/** `release`: the run failed or was not started; a redelivery may claim it again. */
+export interface RunRelease extends RunSlot {
+  readonly token: string;
+}
+
+/** `renew`: the run goes on; extend its lease. */
+export interface RunRenewal extends RunSlot {
+  readonly token: string;
+  readonly leaseMs: number;
+}
+
+/** A state of the record's intent that a run completed, and when (ms since the epoch, the store's clock). */
+export interface HandledState {
+  readonly state: string;
+  readonly at: number;
+}
 
 /**
- * Where the receiver records which (event id, handler) pairs are in flight or done. Implement it to
- * use another engine; the built-ins are `MemoryIdempotencyStore`, `RedisIdempotencyStore` and
- * `PostgresIdempotencyStore`. Any method may reject (engine down): the receiver then answers 503 and
- * runs nothing. A method answers a promise, or its value at once when it knows it without waiting
- * (`Pending<T>`, as the in-memory store does): the receiver then takes no promise and no microtask.
+ * Result of `IdempotencyStore.claim`:
+ * - `claimed`: the caller owns the run for the lease and must `complete` or `release` it. `attempt`
+ *   counts the claims granted on this slot (1 on the first); `version` counts the runs completed in
+ *   the whole record; `handled` lists the states of the record's intent that some run completed (the
+ *   latest time each), empty for an event's record;
+ * - `done`: the run already happened (this event, or a retrieve's run of this state), skip it;
+ * - `busy`: another run holds the slot (or, for an exclusive claim, another state of the intent).
+ */
+export type IdempotencyClaim =
+  | {
+      status: 'claimed';
+      token: string;
+      attempt: number;
+      version?: number;
+      handled?: readonly HandledState[];
+    }
+  | { status: 'done' }
+  | { status: 'busy' };
+
+/**
+ * Where the receiver records which handler ran which event or intent state, and which runs are in
+ * flight. Implement it to use another engine; the built-ins are `MemoryIdempotencyStore`,
+ * `RedisIdempotencyStore` and `PostgresIdempotencyStore`, and `runRecord` (`nestjs-payments/webhooks`)
+ * holds the rules as plain functions over a JSON document, for a store written over any engine with
+ * conditional writes (docs/custom-store.md).
+ *
+ * **Each call changes one record atomically**: one call is the whole of a step, never two writes that
+ * another call could come between. The rules, in the order a claim applies them:
+ * 1. `done`: the slot has a completed run, and either its state does not recur (any state but
+ *    `requires_*`: a handler runs it once per intent, whichever event or retrieve brings it; an event's
+ *    own record is one event) or the claim is a retrieve's; or, for a state that may recur
+ *    (`requires_*`: each of its events runs), the completed runs include this event (`eventId`), or a
+ *    retrieve's run that no webhook has matched yet (that run now counts as this event's);
+ * 2. `busy`: the slot's lease is live; or the claim is `exclusive` and another state's slot holds a
+ *    live lease;
+ * 3. else `claimed`: a new token owns the slot for `leaseMs`, and its attempt count goes up by one.
+ *
+ * A token "owns" a slot while it is the latest claim's: its lease live, or lapsed with nobody claiming
+ * since. `complete`, `release` and `renew` act only for the owner, and do nothing otherwise. Any method
+ * may reject (engine down): the receiver then answers 503 and runs nothing. Never answer `done` or
+ * `busy` for an error. A method answers a promise, or its value at once when it knows it without
+ * waiting (`Pending<T>`, as the in-memory store does).
  */
 export interface IdempotencyStore {
+  /** Claims the run `request.slot` of the record `key` (see the rules above). */
+  claim(key: string, request: RunClaimRequest): Pending<IdempotencyClaim>;
   /**
-   * Atomically claims `key` for `leaseMs` unless it is done or leased by someone else. `attempt` counts
-   * the claims granted for this key so far (1 on the first).
+   * Records the owner's run as done (with its `eventId`, or as a retrieve's run), bumps the record's
+   * version, keeps the record for `retentionMs` at least, and with `unwatch` stops watching the intent.
    */
-  claim(key: string, leaseMs: number): Pending<IdempotencyClaim>;
-  /** Marks `key` done for `retentionMs`, if `token` still owns it. */
-  complete(key: string, token: string, retentionMs: number): Pending<void>;
-  /** Drops the lease on `key` so a redelivery can run it again, only if `token` still owns it. */
-  release(key: string, token: string): Pending<void>;
+  complete(key: string, completion: RunCompletion): Pending<void>;
+  /** Drops the owner's lease, keeping the attempt count, so that a redelivery can claim the run again. */
+  release(key: string, release: RunRelease): Pending<void>;
   /**
-   * Optional, strongly recommended: extends the lease on `key` to `leaseMs` from now, only if `token`
-   * still owns an unfinished claim (the owner check of `complete`). Resolves `true` when extended,
-   * `false` when the lease is lost (another delivery claimed the key, or it was completed, released or
-   * deleted). The receiver calls it every `claimTtlSeconds / 3` while a handler runs past that point,
-   * so a handler that runs longer than its lease is never run a second time by a redelivery. A store
-   * without it still works (the module warns at boot): a handler running past `claimTtlSeconds` may
-   * then run twice. Optional so that stores written before it keep compiling.
+   * Optional, strongly recommended: extends the owner's lease to `leaseMs` from now. Resolves `true`
+   * when extended, `false` when the token no longer owns the slot (another claim took it, it was
+   * completed or released, or the record is gone). The receiver calls it every `claimTtlSeconds / 3`
+   * while a handler runs past that point, so a handler that runs longer than its lease is never run a
+   * second time by a redelivery. A store without it still works (the module warns at boot).
    *
-   * @example renew('evt:Handler.paid', token, 300_000) // true while the token owns the claim
+   * @example renew('pi:9f6c…', { slot: 'succeeded|Orders.paid', token, leaseMs: 300_000 })
    */
-  renew?(key: string, token: string, leaseMs: number): Pending<boolean>;
+  renew?(key: string, renewal: RunRenewal): Pending<boolean>;
   /**
-   * Optional: `true` when this store takes claims of two keys at once as safely as one after the other,
-   * because a call needs nothing that a concurrent call could take from it (ioredis sends every command
-   * over one multiplexed connection; a pooled SQL store would check out a second connection, which may
-   * be a broken one). A webhook of an intent's state is claimed under two keys: with this set, both
-   * claims go out together (one round trip instead of two), and whatever one got that the other made
-   * useless is let go (`release`). Unset: the second claim is sent once the first one is granted.
-   * The outcome is that of one after the other, but for two races: a claim granted on the second key
-   * while the first was refused counts in that key's `attempt`, and two copies of one delivery that
-   * each get one key can both be answered `busy` (both redelivered; neither runs twice).
-   * `RedisIdempotencyStore` sets it.
-   */
-  readonly concurrentClaims?: boolean;
-  /**
-   * Optional: a watch list for the reconciler (`webhooks.reconcile`) in this store's engine, so that the
-   * processes of one instance share it. `instance` is the module instance's name (undefined for the
-   * unnamed one): the list and its sweeper lease belong to that instance alone, never shared with
-   * another instance using the same store (they hold other accounts' intents). The built-in stores have
-   * one; without it the reconciler keeps its list in memory (one process only).
+   * Optional: the reconciler's watch list of one module instance (`instance`: its name, undefined for
+   * the unnamed one), kept in the records themselves (the record of a watched intent says it is
+   * watched and when it is next due; `complete` with `unwatch` ends that) and shared by every process
+   * of the instance. The built-in stores have one; without it the reconciler keeps its list in memory
+   * (one process only).
    */
   intentWatchStore?(instance?: string): IntentWatchStore;
   /** Optional: release resources on application shutdown. */

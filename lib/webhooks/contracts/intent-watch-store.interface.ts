@@ -42,6 +42,11 @@ export interface IntentWatchStore {
   lease(owner: string, ms: number): Pending<boolean>;
   /** Every watched intent (for the operator view and tests); small lists only. */
   list?(): Pending<WatchedIntent[]>;
+  /**
+   * True when the list lives in the idempotency store's records (the built-in stores' lists): the
+   * completion of a terminal state's run ends the watch in the same store call (`RunCompletion.unwatch`).
+   */
+  readonly inRecords?: boolean;
 }
 
 /** Injection token of the watch store in use. */

@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { PaymentEventHandlerRegistration } from '../contracts/payment-event-handler.types.js';
 import type { DispatchSummary, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
+import type { EventRecord } from '../contracts/event-record.types.js';
 import { describe } from './dispatch-summary.js';
 
 /**
@@ -8,8 +9,10 @@ import { describe } from './dispatch-summary.js';
  * plug-ins pays one length check per dispatch and per claimed run.
  */
 export class DispatchHooks {
-  /** Plug-ins that run some handlers themselves (the transactional inbox). */
-  private readonly runners: readonly PaymentsDispatchPlugin[];
+  /** Plug-ins that call some handlers themselves (the transactional inbox). */
+  private readonly around: readonly PaymentsDispatchPlugin[];
+  /** Plug-ins that end an intent's watch with a completion (reconciliation). */
+  private readonly watchers: readonly PaymentsDispatchPlugin[];
   /** Plug-ins told what each dispatch did (reconciliation's watch list, the delivery listener). */
   private readonly after: readonly PaymentsDispatchPlugin[];
 
@@ -17,7 +20,8 @@ export class DispatchHooks {
     plugins: readonly PaymentsDispatchPlugin[],
     private readonly logger: Pick<Logger, 'warn'>,
   ) {
-    this.runners = plugins.filter((plugin) => plugin.runsHandler && plugin.runHandler);
+    this.around = plugins.filter((plugin) => plugin.handles && plugin.aroundHandler);
+    this.watchers = plugins.filter((plugin) => plugin.unwatches);
     this.after = plugins.filter((plugin) => plugin.afterDispatch);
   }
 
@@ -26,11 +30,18 @@ export class DispatchHooks {
     return this.after.length !== 0;
   }
 
-  /** The plug-in that runs `handler` itself, if any. */
-  runnerOf(handler: PaymentEventHandlerRegistration): PaymentsDispatchPlugin | undefined {
-    if (this.runners.length === 0) return undefined;
-    for (const plugin of this.runners) if (plugin.runsHandler!(handler)) return plugin;
+  /** The plug-in that calls `handler` itself, if any. */
+  aroundOf(handler: PaymentEventHandlerRegistration): PaymentsDispatchPlugin | undefined {
+    if (this.around.length === 0) return undefined;
+    for (const plugin of this.around) if (plugin.handles!(handler)) return plugin;
     return undefined;
+  }
+
+  /** Whether completing a run of `record`'s state ends the intent's watch in the same call. */
+  unwatches(record: EventRecord): boolean {
+    if (this.watchers.length === 0 || record.state === undefined) return false;
+    for (const plugin of this.watchers) if (plugin.unwatches!(record)) return true;
+    return false;
   }
 
   /** Each plug-in's `afterDispatch`; one that throws is logged and changes nothing. */

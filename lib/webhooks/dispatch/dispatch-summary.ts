@@ -4,21 +4,16 @@ import type { DispatchHandlerResult, DispatchOutcome } from '../contracts/dispat
 
 /** One handler's run of one event: what its claim, completion and log lines need. */
 export interface HandlerRun {
-  handler: PaymentEventHandlerRegistration;
-  event: PaymentEvent;
-  /**
-   * The idempotency key the run is claimed under: `[instance:]eventId:handlerId`, or for an intent's
-   * terminal state `[instance:]kind:intentId:state:handlerId` (see `DispatchMeta.occurrence`).
-   */
-  key: string;
-  /**
-   * A webhook's intent-state event is claimed under both keys: the other one, with its lease token once
-   * claimed, and whether it stays done after a successful run (an occurrence of a state that may recur
-   * is only held while the handler runs).
-   */
-  second?: { key: string; token: string; keep: boolean };
-  /** Completed after a successful run of a state that may recur: `kind:intentId:state:seen:handlerId`. */
-  seen?: string;
+  readonly handler: PaymentEventHandlerRegistration;
+  readonly event: PaymentEvent;
+  /** The record the run is kept in (`[<instance>:]i:<intent id>` or `[<instance>:]e:<event id>`). */
+  readonly key: string;
+  /** Its slot there: `<state>|<handlerId>`, or `<handlerId>` in an event's record. */
+  readonly slot: string;
+  /** The event a webhook runs it for; undefined for a run from a retrieve of the intent. */
+  readonly eventId: string | undefined;
+  /** The completion also ends the intent's watch (a terminal state, this release's reconciliation). */
+  readonly unwatch: boolean;
 }
 
 /** `event <id> (<type>) handler <id>`, for the lines about one handler's run (built only when logged). */

@@ -11,7 +11,9 @@ export type LeaseRenewalProblem =
 export interface LeaseRenewal {
   /** The store; `renew` is called on it at each tick (read at each call, so a replaced method is used). */
   store: IdempotencyStore;
+  /** The run's record and slot, and its owner's token. */
   key: string;
+  slot: string;
   token: string;
   /** The lease each renewal asks for (`claimTtlSeconds` in ms). Renewed every third of it. */
   leaseMs: number;
@@ -41,7 +43,9 @@ export function whileRenewingLease<T>(pending: PromiseLike<T>, renewal: LeaseRen
     timer = undefined;
     let renewed: Promise<boolean>;
     try {
-      renewed = Promise.resolve(renewal.store.renew!(renewal.key, renewal.token, renewal.leaseMs));
+      renewed = Promise.resolve(
+        renewal.store.renew!(renewal.key, { slot: renewal.slot, token: renewal.token, leaseMs: renewal.leaseMs }),
+      );
     } catch (error) {
       renewed = Promise.reject(error as Error);
     }

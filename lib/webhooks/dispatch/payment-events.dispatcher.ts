@@ -4,22 +4,25 @@ import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runt
 import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { createPaymentEventContext, type PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
-import type { PaymentEvent } from '../contracts/payment-event.types.js';
+import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
 import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../handlers/payment-events.registry.js';
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
-import { reportRenewalProblem } from './idempotency-lease.renewal.js';
+import { reportRenewalProblem, whileRenewingLease } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
 import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { retryReleaseLater } from '../support/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
 import { aggregate, deliveryLine, describe, whereOf, type HandlerRun } from './dispatch-summary.js';
-import { withOccurrence } from './terminal-occurrence.js';
-import { HandlerClaims } from './handler-claims.js';
-import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
+import {
+  PAYMENTS_DISPATCH_PLUGINS,
+  type HandlerCallOutcome,
+  type PaymentsDispatchPlugin,
+} from '../contracts/dispatch-plugin.interface.js';
+import { HandlerCallUnavailableError } from '../../errors/payments.errors.js';
 import { DispatchHooks } from './dispatch-hooks.js';
-import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { eventRecordOf, runSlot, type EventRecord } from '../records/record-keys.js';
 
 export type {
   DispatchHandlerResult,
@@ -30,13 +33,15 @@ export type {
 } from '../contracts/dispatch-result.types.js';
 
 /**
- * Runs the handlers bound to a verified event, each at most once: for each handler it claims the run's
- * keys in the `IdempotencyStore` (`HandlerClaims`: the event id, and an intent state's occurrence),
- * runs the handler only if it got them, and completes (success) or releases (failure) them. Handlers
- * of one event run concurrently and in isolation. Used inline by the controller and by the queue worker.
+ * Runs the handlers bound to a verified event, each at most once. The event's runs are kept in one
+ * record of the `IdempotencyStore` (the intent's, for an intent's state event; the event's own
+ * otherwise), one slot per handler; each step of a run is one atomic call on that record: claim, renew
+ * while the handler runs, then complete (success) or release (failure). Handlers of one event run
+ * concurrently and in isolation. Used inline by the controller and by the queue worker.
  *
  * Plug-ins (`PaymentsDispatchPlugin`: the transactional inbox, reconciliation, the delivery listener)
- * contribute hooks around a handler run and after a dispatch; the dispatcher imports none of them.
+ * contribute hooks around a handler call, at a completion and after a dispatch; the dispatcher imports
+ * none of them.
  */
 @Injectable()
 export class PaymentEventsDispatcher {
@@ -47,14 +52,13 @@ export class PaymentEventsDispatcher {
     now: () => this.runtime.now(),
   });
   private readonly leaseMs: number;
-  /** The plug-ins' hooks: around a handler run (the inbox), after a dispatch (reconciliation, the listener). */
+  private readonly retentionMs: number;
+  /** '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a record. */
+  private readonly keyPrefix: string;
+  /** The plug-ins' hooks: around a handler call (the inbox), at a completion and after a dispatch. */
   private readonly hooks: DispatchHooks;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
-  /** Terminal states (`webhooks.reconcile.terminalStates` or the defaults): their occurrence stays claimed. */
-  private readonly terminalStates: typeof DEFAULT_TERMINAL_STATES;
-  /** Which keys a handler run is claimed under, and the store calls on them together. */
-  private readonly claims: HandlerClaims;
 
   constructor(
     @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
@@ -67,57 +71,71 @@ export class PaymentEventsDispatcher {
   ) {
     this.logger = webhooksLogger(webhooks);
     this.leaseMs = webhooks.claimTtlSeconds * 1000;
+    this.retentionMs = webhooks.retentionSeconds * 1000;
+    this.keyPrefix = webhooks.storeKeyPrefix;
     this.hooks = new DispatchHooks(plugins, this.logger);
     this.logDeliveries = webhooks.logDeliveries === true;
-    this.terminalStates = webhooks.reconcile?.terminalStates ?? DEFAULT_TERMINAL_STATES;
-    this.claims = new HandlerClaims(
-      store,
-      // '' for the unnamed instance, '<name>:' for a named one: instances sharing a store never share a claim.
-      { keyPrefix: webhooks.storeKeyPrefix, leaseMs: this.leaseMs, retentionMs: webhooks.retentionSeconds * 1000 },
-      (run, key, token, error) => this.releaseFailed({ ...run, key }, token, error),
-      (line) => this.logger.warn(line),
-    );
+    if (typeof store.renew !== 'function') {
+      this.logger.warn(
+        `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${webhooks.claimTtlSeconds} s) may run twice; implement renew(key, { slot, token, leaseMs }) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
+      );
+    }
   }
 
   /**
-   * Runs every handler bound to `event` that has not completed it yet, and sums up what happened.
-   * Answered without a promise when nothing had to wait (the in-memory store, a handler that returns
-   * no promise, no OpenTelemetry SDK); never throws or rejects for a handler's or a store's failure
-   * (those are outcomes).
+   * Runs every handler bound to `event` that has not run it yet, and sums up what happened. Answered
+   * without a promise when nothing had to wait (the in-memory store, a handler that returns no promise,
+   * no OpenTelemetry SDK); never throws or rejects for a handler's or a store's failure (those are
+   * outcomes).
    */
   dispatch(event: PaymentEvent, meta: DispatchMeta): Pending<DispatchResult> {
     const handlers = this.registry.handlersFor(event.event);
-    // An intent's state event: its handlers are also claimed per (intent, state), whatever the options.
-    meta = withOccurrence(event, meta, this.terminalStates);
+    const record = eventRecordOf(event, this.keyPrefix);
     if (handlers.length === 0) {
       if (this.logDeliveries)
         this.logger.log(`Event ${event.id} (${event.event}) unhandled: no handler is bound to this type`);
       else this.logger.debug(`Event ${event.id} (${event.event}) has no handler: acknowledged`);
       if (this.hooks.listening)
-        this.hooks.afterDispatch({ event, meta, outcome: 'unhandled', results: [], finishedAt: this.runtime.now() });
+        this.hooks.afterDispatch({
+          event,
+          meta,
+          record,
+          outcome: 'unhandled',
+          results: [],
+          finishedAt: this.runtime.now(),
+        });
       return { outcome: 'unhandled', handlers: [] };
     }
-    // One handler (the usual case) runs alone: no Promise.all and its per-element closures.
+    // A retrieve's run (reconciliation) stands for the webhook of its state, whatever its synthetic id.
+    const eventId = meta.source === 'reconciliation' ? undefined : event.id;
+    // One handler (the usual case): its completion also ends the intent's watch when the state ends it.
+    // With several, the watch ends after the dispatch (the reconciliation plug-in's afterDispatch).
+    const unwatch = handlers.length === 1 && this.hooks.unwatches(record);
     if (handlers.length === 1) {
-      const result = this.runHandler(handlers[0]!, event, meta);
+      const result = this.runHandler(handlers[0]!, event, meta, record, eventId, unwatch);
       return isPromiseLike(result)
-        ? result.then((settled) => this.summarise(event, meta, [settled]))
-        : this.summarise(event, meta, [result]);
+        ? result.then((settled) => this.summarise(event, meta, record, [settled]))
+        : this.summarise(event, meta, record, [result]);
     }
-    return Promise.all(handlers.map((handler) => this.runHandler(handler, event, meta))).then((results) =>
-      this.summarise(event, meta, results),
+    return Promise.all(handlers.map((handler) => this.runHandler(handler, event, meta, record, eventId, unwatch))).then(
+      (results) => this.summarise(event, meta, record, results),
     );
   }
 
   /** The dispatch's outcome from its handlers' results; logs, and tells the plug-ins' `afterDispatch`. */
-  private summarise(event: PaymentEvent, meta: DispatchMeta, results: DispatchHandlerResult[]): DispatchResult {
+  private summarise(
+    event: PaymentEvent,
+    meta: DispatchMeta,
+    record: EventRecord,
+    results: DispatchHandlerResult[],
+  ): DispatchResult {
     const outcome = aggregate(results);
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
     else if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
     }
     if (this.hooks.listening)
-      this.hooks.afterDispatch({ event, meta, outcome, results, finishedAt: this.runtime.now() });
+      this.hooks.afterDispatch({ event, meta, record, outcome, results, finishedAt: this.runtime.now() });
     return { outcome, handlers: results };
   }
 
@@ -126,38 +144,33 @@ export class PaymentEventsDispatcher {
     handler: PaymentEventHandlerRegistration,
     event: PaymentEvent,
     meta: DispatchMeta,
+    record: EventRecord,
+    eventId: string | undefined,
+    unwatch: boolean,
   ): Pending<DispatchHandlerResult> {
-    if (!this.telemetry.recording) return this.runOne(handler, event, meta);
-    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(handler, event, meta)));
+    const run: HandlerRun = { handler, event, key: record.key, slot: runSlot(record, handler.id), eventId, unwatch };
+    if (!this.telemetry.recording) return this.runOne(run, meta);
+    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(run, meta)));
   }
 
   /**
-   * Claim, run, then complete or release one handler. Never rejects. With a store that answers at once
-   * (the in-memory one) and a handler that returns no promise, all of it happens at once.
+   * Claim, run, then complete or release one handler's run. Never rejects. With a store that answers at
+   * once (the in-memory one) and a handler that returns no promise, all of it happens at once.
    */
-  private runOne(
-    handler: PaymentEventHandlerRegistration,
-    event: PaymentEvent,
-    meta: DispatchMeta,
-  ): Pending<DispatchHandlerResult> {
-    const run = this.claims.run(handler, event, meta);
+  private runOne(run: HandlerRun, meta: DispatchMeta): Pending<DispatchHandlerResult> {
     return settle(
-      () => this.claims.claim(run),
+      () => this.store.claim(run.key, { slot: run.slot, eventId: run.eventId, leaseMs: this.leaseMs }),
       (claim) => this.runClaimed(run, claim, meta),
-      (error) => this.claimFailed(handler, event, error),
+      (error) => this.claimFailed(run, error),
     );
   }
 
-  private claimFailed(
-    handler: PaymentEventHandlerRegistration,
-    event: PaymentEvent,
-    error: unknown,
-  ): DispatchHandlerResult {
+  private claimFailed(run: HandlerRun, error: unknown): DispatchHandlerResult {
     this.logger.error(
-      `Idempotency store unavailable while claiming ${whereOf(event, handler)}: not run (${describe(error)})`,
+      `Idempotency store unavailable while claiming ${whereOf(run.event, run.handler)}: not run (${describe(error)})`,
     );
     this.telemetry.storeError('claim');
-    return { handler: handler.id, status: 'store_unavailable', error };
+    return { handler: run.handler.id, status: 'store_unavailable', error };
   }
 
   /** After the claim: skip (done), give way (busy), or run the handler and record how it went. */
@@ -174,14 +187,10 @@ export class PaymentEventsDispatcher {
 
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
     const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source);
-    // A plug-in that runs this handler itself (the inbox: in a transaction with its completion record).
-    const runner = this.hooks.runnerOf(handler);
-    if (runner !== undefined) {
-      const running = runner.runHandler!(handler, event, ctx, { key: run.key, token: claim.token });
-      const ran = this.renewing(run, claim.token, running);
-      return run.second === undefined ? ran : ran.then((result) => this.afterRunner(run, result));
-    }
     const started = this.runtime.now();
+    // A plug-in that calls this handler itself (the inbox: in a transaction with its record).
+    const around = this.hooks.aroundOf(handler);
+    if (around !== undefined) return this.aroundSettles(run, claim.token, attempt, started, around, ctx);
     let returned: unknown;
     try {
       returned = handler.invoke(event, ctx);
@@ -189,58 +198,119 @@ export class PaymentEventsDispatcher {
       return this.handlerFailed(run, claim.token, attempt, started, error);
     }
     // Done at once: no lease to keep alive, and no timer on the receiver's synchronous path.
-    if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started);
-    return this.handlerSettles(run, claim.token, attempt, started, returned);
+    if (!isPromiseLike(returned)) return this.handlerDone(run, claim.token, attempt, started, 'done');
+    return this.renewing(run, claim.token, returned).then(
+      () => this.handlerDone(run, claim.token, attempt, started, 'done'),
+      (error: unknown) => this.handlerFailed(run, claim.token, attempt, started, error),
+    );
   }
 
   /**
-   * A handler that returned a promise: its claim is renewed while it runs, then its outcome recorded.
-   * Apart from `runClaimed`, so that the synchronous path allocates none of these closures.
+   * A handler called by a plug-in's `aroundHandler` (the inbox): the claim is renewed while it runs,
+   * then completed (`ran`, `skipped`) or released (`busy`, a failure).
    */
-  private handlerSettles(
+  private aroundSettles(
     run: HandlerRun,
     token: string,
     attempt: number,
     started: number,
-    running: PromiseLike<unknown>,
+    plugin: PaymentsDispatchPlugin,
+    context: PaymentEventContext,
   ): Promise<DispatchHandlerResult> {
-    return this.renewing(run, token, running).then(
-      () => this.handlerDone(run, token, attempt, started),
-      (error: unknown) => this.handlerFailed(run, token, attempt, started, error),
+    const { handler, event } = run;
+    const call = {
+      handler,
+      event,
+      context,
+      key: run.key,
+      slot: run.slot,
+      eventId: run.eventId,
+      invoke: (ctx?: PaymentEventContext) => handler.invoke(event, ctx ?? context),
+    };
+    return this.renewing(
+      run,
+      token,
+      toPromise(() => plugin.aroundHandler!(call)),
+    ).then(
+      (outcome: HandlerCallOutcome) => {
+        if (outcome === 'busy') {
+          // Anyone can resend a delivery in flight: sampled, as the store's 409 lines are.
+          this.busyLog.log('busy', `Busy ${whereOf(event, handler)}: the ${plugin.name} holds a concurrent run`);
+          return this.released(run, token, { handler: handler.id, status: 'busy' });
+        }
+        return this.handlerDone(run, token, attempt, started, outcome === 'ran' ? 'done' : 'skipped', true);
+      },
+      (error: unknown) => {
+        if (!(error instanceof HandlerCallUnavailableError))
+          return this.handlerFailed(run, token, attempt, started, error, plugin.failureNote);
+        this.logger.error(
+          `${error.message} for ${whereOf(event, handler)}: nothing committed; released for redelivery`,
+        );
+        this.telemetry.storeError('complete');
+        return this.released(run, token, {
+          handler: handler.id,
+          status: 'store_unavailable',
+          attempt,
+          error: error.reason,
+        });
+      },
     );
   }
 
-  /** `running` (a handler's promise), while its claims are renewed every third of the lease. */
+  /** `running` (a handler's promise), while its run's lease is renewed every third of the lease. */
   private renewing<T>(run: HandlerRun, token: string, running: PromiseLike<T>): Promise<T> {
-    return this.claims.keepAlive(run, token, running, (problem) =>
-      reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
-    );
+    return whileRenewingLease(running, {
+      store: this.store,
+      key: run.key,
+      slot: run.slot,
+      token,
+      leaseMs: this.leaseMs,
+      onProblem: (problem) =>
+        reportRenewalProblem(problem, whereOf(run.event, run.handler), run.handler.id, this.logger, this.telemetry),
+    });
   }
 
-  /** A plug-in settled the first key: the second follows (kept or let go after a run, let go otherwise). */
-  private afterRunner(run: HandlerRun, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
-    return settle(
-      () => this.claims.settleSecond(run, result.status === 'done' || result.status === 'skipped'),
-      () => result,
-      (error) => this.completeFailed(run, result.durationMs ?? 0, result.attempt ?? 1, error),
-    );
-  }
-
-  /** The handler returned: record its completion (a store failure answers 503). */
+  /**
+   * The handler returned (or the inbox found it done): record the run's completion. A store failure
+   * answers 503, except after a plug-in committed the effect with its own record (`committed`: the
+   * inbox row is the proof): then the completion is retried in the background and the answer stands.
+   */
   private handlerDone(
     run: HandlerRun,
     token: string,
     attempt: number,
     started: number,
+    status: 'done' | 'skipped',
+    committed = false,
   ): Pending<DispatchHandlerResult> {
     const durationMs = this.runtime.now() - started;
-    const done: DispatchHandlerResult = { handler: run.handler.id, status: 'done', durationMs, attempt };
+    const result: DispatchHandlerResult =
+      status === 'done'
+        ? { handler: run.handler.id, status, durationMs, attempt }
+        : { handler: run.handler.id, status };
     // No line per handled event (even at debug, which Nest's default logger prints): `logDeliveries`
     // opts in to one line per dispatch. docs/logging.md has the policy and its measured cost.
+    const completion = {
+      slot: run.slot,
+      token,
+      eventId: run.eventId,
+      retentionMs: this.retentionMs,
+      unwatch: run.unwatch,
+    };
     return settle(
-      () => this.claims.complete(run, token),
-      () => done,
-      (error) => this.completeFailed(run, durationMs, attempt, error),
+      () => this.store.complete(run.key, completion),
+      () => result,
+      (error) => {
+        if (!committed) return this.completeFailed(run, durationMs, attempt, error);
+        // Committed, and the plug-in's record says so. Until the store records it the run stays leased
+        // and a redelivery gets 409 (it never reaches the record that would skip it): completed again later.
+        this.logger.warn(
+          `Handled ${whereOf(run.event, run.handler)} (committed), but the store could not record it: ${describe(error)}; retrying in the background`,
+        );
+        this.telemetry.storeError('complete');
+        retryCompleteLater(this.store, run.key, completion);
+        return result;
+      },
     );
   }
 
@@ -254,37 +324,37 @@ export class PaymentEventsDispatcher {
     return { handler: run.handler.id, status: 'store_unavailable', durationMs, attempt, error };
   }
 
-  /** The handler threw: release its claim so a redelivery runs it again. */
+  /** The handler threw: release its run so a redelivery runs it again. */
   private handlerFailed(
     run: HandlerRun,
     token: string,
     attempt: number,
     started: number,
     error: unknown,
+    note?: string,
   ): Pending<DispatchHandlerResult> {
     const durationMs = this.runtime.now() - started;
     this.logger.error(
-      `Failed ${whereOf(run.event, run.handler)} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; claim released for redelivery`,
+      `Failed ${whereOf(run.event, run.handler)} in ${durationMs} ms (attempt ${attempt}): ${describe(error)}; ${note === undefined ? '' : `${note}, `}claim released for redelivery`,
       error instanceof Error ? error.stack : undefined,
     );
-    const failed: DispatchHandlerResult = { handler: run.handler.id, status: 'failed', durationMs, attempt, error };
-    this.claims.releaseSecond(run);
-    return settle(
-      () => this.store.release(run.key, token),
-      () => failed,
-      (releaseError) => {
-        this.releaseFailed(run, token, releaseError);
-        return failed;
-      },
-    );
+    return this.released(run, token, { handler: run.handler.id, status: 'failed', durationMs, attempt, error });
   }
 
-  private releaseFailed(run: HandlerRun, token: string, error: unknown): void {
-    // Retried in the background for ~30 s, else the lease ends after claimTtlSeconds (409 until then).
-    this.logger.error(
-      `Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(error)}; retrying in the background`,
+  /** Releases the run, then answers `result` (a release that fails is retried in the background). */
+  private released(run: HandlerRun, token: string, result: DispatchHandlerResult): Pending<DispatchHandlerResult> {
+    return settle(
+      () => this.store.release(run.key, { slot: run.slot, token }),
+      () => result,
+      (releaseError) => {
+        // Retried in the background for ~30 s, else the lease ends after claimTtlSeconds (409 until then).
+        this.logger.error(
+          `Could not release the claim of ${whereOf(run.event, run.handler)}: ${describe(releaseError)}; retrying in the background`,
+        );
+        this.telemetry.storeError('release');
+        retryReleaseLater(this.store, run.key, { slot: run.slot, token });
+        return result;
+      },
     );
-    this.telemetry.storeError('release');
-    retryReleaseLater(this.store, run.key, token);
   }
 }

@@ -126,7 +126,16 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     if (this.options && WATCH_LIST_OWNERS.get(this.store) === this.instance) WATCH_LIST_OWNERS.delete(this.store);
     this.unsubscribe?.();
     if (this.timer !== undefined) clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    // A sweep in flight ends within about one interval (no check waits longer on its handlers); a
+    // retrieve that hangs past that does not hold the shutdown: the wait is bounded.
+    const running = this.running;
+    if (running === undefined) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, Math.max(1000, this.options?.everyMs ?? 0));
+      timer.unref?.();
+    });
+    await Promise.race([running.then(undefined, () => undefined), bound]).finally(() => clearTimeout(timer));
   }
 
   get #options(): ResolvedPaymentsReconcileOptions {

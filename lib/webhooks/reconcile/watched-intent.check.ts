@@ -8,7 +8,8 @@ import {
   PaymentsPermissionError,
   PaymentsRateLimitError,
 } from '../../errors/payments.errors.js';
-import type { DispatchOutcome, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import type { DispatchOutcome, DispatchResult, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
+import { toPromise } from '../../core/payments.pending.js';
 import type { IntentWatchStore, WatchedIntent } from '../contracts/intent-watch-store.interface.js';
 import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
 import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
@@ -72,13 +73,33 @@ export class WatchedIntentCheck {
     const state = String((retrieved as { state?: unknown }).state);
     const options = this.options;
     if (options.terminalStates[intent.kind].has(state)) {
-      const dispatched = await this.dispatcher.dispatch(reconciledEvent(intent.kind, state, retrieved), {
-        receivedAt: new Date(now),
-        source: 'reconciliation',
-      });
+      const dispatching = toPromise(() =>
+        this.dispatcher.dispatch(reconciledEvent(intent.kind, state, retrieved), {
+          receivedAt: new Date(now),
+          source: 'reconciliation',
+        }),
+      );
+      // A sweep never waits without bound on a handler: past one sweep interval, the run goes on alone
+      // (its claim renewed, so no other sweep or webhook runs it meanwhile) and the sweep moves on.
+      const dispatched = await settledWithin(dispatching, options.everyMs);
+      if (dispatched === undefined) {
+        this.remember(this.settling, intent.id);
+        await this.reschedule(intent, now);
+        result.pending++;
+        this.logger.warn(
+          `Reconciliation: the handlers of ${intent.kind} ${intent.id} (${state}) still run after ${options.everyMs / 1000} s; the sweep goes on without them (their claim is kept while they run)`,
+        );
+        dispatching
+          .then(
+            (late) => (SETTLED.has(late.outcome) ? this.forget(intent) : undefined),
+            () => undefined,
+          )
+          .then(undefined, () => undefined);
+        return undefined;
+      }
       if (!SETTLED.has(dispatched.outcome)) {
         // A handler failed or the store was down: retried on the next cadence step, like a redelivery.
-        if (this.settling.size < MAX_REMEMBERED) this.settling.add(intent.id);
+        this.remember(this.settling, intent.id);
         await this.reschedule(intent, now);
         result.pending++;
         return undefined;
@@ -158,6 +179,12 @@ export class WatchedIntentCheck {
     );
   }
 
+  /** Adds `id` to a per-process set, bounded (beyond it the set starts again: that only delays a give-up). */
+  private remember(set: Set<string>, id: string): void {
+    if (set.size >= MAX_REMEMBERED) set.clear();
+    set.add(id);
+  }
+
   private async forget(intent: WatchedIntent): Promise<void> {
     await this.store.forget(intent.id);
     this.settling.delete(intent.id);
@@ -187,4 +214,14 @@ export class WatchedIntentCheck {
       this.logger,
     );
   }
+}
+
+/** `running`'s result once it settles within `ms`, else undefined at `ms` (an unref()ed timer; a rejection rejects). */
+function settledWithin(running: Promise<DispatchResult>, ms: number): Promise<DispatchResult | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref?.();
+  });
+  return Promise.race([running, late]).finally(() => clearTimeout(timer));
 }

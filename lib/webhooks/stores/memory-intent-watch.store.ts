@@ -6,6 +6,21 @@ import { IntentDueHeap, type DueEntry } from './intent-due.heap.js';
 /** Most intents a `MemoryIntentWatchStore` watches unless told otherwise. */
 export const DEFAULT_MAX_WATCHED_INTENTS = 100_000;
 
+/** One watched intent: its place in its list's heap, and the list (so a record can end its watch). */
+export interface WatchEntry extends DueEntry {
+  readonly list: MemoryIntentWatchStore;
+}
+
+/**
+ * Where a `MemoryIntentWatchStore` keeps its entries by intent id: a map of its own (the default), or
+ * the records of the `MemoryIdempotencyStore` it belongs to. `set` may throw (full).
+ */
+export interface WatchEntries {
+  get(id: string): WatchEntry | undefined;
+  set(id: string, entry: WatchEntry): void;
+  delete(id: string): void;
+}
+
 /** Options of `MemoryIntentWatchStore`. */
 export interface MemoryIntentWatchStoreOptions {
   /** Clock in ms since the epoch (a `PaymentsRuntime` fits). Default `Date.now`. */
@@ -15,55 +30,66 @@ export interface MemoryIntentWatchStoreOptions {
    * naming this option, the create still succeeds and only that intent's webhook settles it.
    */
   maxIntents?: number;
-  /** @internal Whose option `maxIntents` is, in errors (`MemoryIdempotencyStore` passes its own). */
-  optionOf?: { where: string; argument: string };
+  /** @internal Where the entries live (`MemoryIdempotencyStore` keeps them in its records). */
+  entries?: WatchEntries;
+}
+
+/** The default `WatchEntries`: a map, bounded by `maxIntents`. */
+function mapEntries(max: number): WatchEntries {
+  const map = new Map<string, WatchEntry>();
+  return {
+    get: (id) => map.get(id),
+    set: (id, entry) => {
+      if (map.size >= max) {
+        throw new PaymentsError(
+          `the in-memory watch list is full (${max} intents; MemoryIntentWatchStore maxIntents): ${id} is not watched, only its webhook settles it. Raise MemoryIntentWatchStore maxIntents, or keep the list in Redis or PostgreSQL`,
+        );
+      }
+      map.set(id, entry);
+    },
+    delete: (id) => void map.delete(id),
+  };
 }
 
 /**
- * The reconciler's watch list in this process: the companion of `MemoryIdempotencyStore` (one
- * instance, or tests). Answers at once. The lease is this process's clock. Two heaps by next check:
- * intents never checked yet (read first, so a new intent's first check never waits behind a backlog
- * of old ones), and the rest; bounded by `maxIntents`.
+ * The reconciler's watch list in this process: one instance, or tests (the list of a
+ * `MemoryIdempotencyStore` is one of these, kept in its records). Answers at once. The lease is this
+ * process's clock. Two heaps by next check: intents never checked yet (read first, so a new intent's
+ * first check never waits behind a backlog of old ones), and the rest.
  */
 export class MemoryIntentWatchStore implements IntentWatchStore {
-  readonly #intents = new Map<string, DueEntry>();
-  readonly #fresh = new IntentDueHeap();
-  readonly #checked = new IntentDueHeap();
+  /** True for the list of a `MemoryIdempotencyStore`, kept in its records. */
+  readonly inRecords: boolean;
+  readonly #entries: WatchEntries;
+  readonly #fresh = new IntentDueHeap<WatchEntry>();
+  readonly #checked = new IntentDueHeap<WatchEntry>();
   readonly #now: () => number;
-  readonly #maxIntents: number;
-  readonly #optionName: string;
   #seq = 0;
   #lease: { owner: string; until: number } | undefined;
 
   constructor(options: MemoryIntentWatchStoreOptions = {}) {
     this.#now = resolveClock(options.now);
-    const { where, argument } = options.optionOf ?? { where: 'MemoryIntentWatchStore', argument: 'maxIntents' };
-    this.#optionName = `${where} ${argument}`;
     const max = options.maxIntents ?? DEFAULT_MAX_WATCHED_INTENTS;
     if (!Number.isInteger(max) || max < 1) {
       throw new PaymentsInvalidArgumentError(
-        where,
-        argument,
+        'MemoryIntentWatchStore',
+        'maxIntents',
         'must be a whole number >= 1 (most intents the in-memory watch list holds)',
       );
     }
-    this.#maxIntents = max;
+    this.#entries = options.entries ?? mapEntries(max);
+    this.inRecords = options.entries !== undefined;
   }
 
   /** Intents watched now. */
   get size(): number {
-    return this.#intents.size;
+    return this.#fresh.size + this.#checked.size;
   }
 
   watch(intent: WatchedIntent): void {
-    if (this.#intents.has(intent.id)) return;
-    if (this.#intents.size >= this.#maxIntents) {
-      throw new PaymentsError(
-        `the in-memory watch list is full (${this.#maxIntents} intents; ${this.#optionName}): ${intent.id} is not watched, only its webhook settles it. Raise ${this.#optionName}, or keep the list in Redis or PostgreSQL`,
-      );
-    }
-    const entry: DueEntry = { intent: { ...intent }, seq: this.#seq++, pos: -1 };
-    this.#intents.set(intent.id, entry);
+    if (this.#entries.get(intent.id) !== undefined) return;
+    const entry: WatchEntry = { intent: { ...intent }, seq: this.#seq++, pos: -1, list: this };
+    this.#entries.set(intent.id, entry);
     this.#lane(entry).push(entry);
   }
 
@@ -74,7 +100,7 @@ export class MemoryIntentWatchStore implements IntentWatchStore {
   }
 
   reschedule(id: string, nextCheckAt: number, checks: number): void {
-    const entry = this.#intents.get(id);
+    const entry = this.#entries.get(id);
     if (!entry) return;
     const from = this.#lane(entry);
     entry.intent = { ...entry.intent, nextCheckAt, checks };
@@ -85,10 +111,10 @@ export class MemoryIntentWatchStore implements IntentWatchStore {
   }
 
   forget(id: string): void {
-    const entry = this.#intents.get(id);
+    const entry = this.#entries.get(id);
     if (!entry) return;
-    this.#intents.delete(id);
     this.#lane(entry).remove(entry);
+    this.#entries.delete(id);
   }
 
   lease(owner: string, ms: number): boolean {
@@ -99,10 +125,13 @@ export class MemoryIntentWatchStore implements IntentWatchStore {
   }
 
   list(): WatchedIntent[] {
-    return [...this.#intents.values()].map((entry) => ({ ...entry.intent }));
+    return [
+      ...this.#fresh.due(Number.POSITIVE_INFINITY, this.size),
+      ...this.#checked.due(Number.POSITIVE_INFINITY, this.size),
+    ].map((entry) => ({ ...entry.intent }));
   }
 
-  #lane(entry: DueEntry): IntentDueHeap {
+  #lane(entry: DueEntry): IntentDueHeap<WatchEntry> {
     return entry.intent.checks === 0 ? this.#fresh : this.#checked;
   }
 }

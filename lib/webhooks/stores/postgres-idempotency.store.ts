@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { DEFAULT_RETENTION_SECONDS } from '../../core/payments.defaults.js';
-import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import type { IdempotencyClaim, IdempotencyStore } from '../contracts/idempotency-store.interface.js';
+import { PaymentsConfigurationError, PaymentsError } from '../../errors/payments.errors.js';
+import type {
+  HandledState,
+  IdempotencyClaim,
+  IdempotencyStore,
+  RunClaimRequest,
+  RunCompletion,
+  RunRelease,
+  RunRenewal,
+} from '../contracts/idempotency-store.interface.js';
 import {
   preparedStatementName,
   postgresSchemaReadySql,
@@ -17,14 +25,24 @@ import {
   DEFAULT_POSTGRES_IDEMPOTENCY_TABLE,
   postgresIdempotencySql,
   postgresIdempotencyStoreSchema,
+  postgresNameBeside,
+  type PostgresIdempotencySql,
 } from './postgres-idempotency.sql.js';
-import { postgresIdempotencyStatements, type PostgresIdempotencyStatements } from './postgres-idempotency.batches.js';
-import { intentWatchTable, PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
+import {
+  postgresIdempotencyStatements,
+  type ClaimRow,
+  type PostgresIdempotencyStatements,
+} from './postgres-idempotency.batches.js';
+import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
 
 export { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE, postgresIdempotencyStoreSchema } from './postgres-idempotency.sql.js';
 
 /** The statements a delivery runs (the ones sent prepared). */
-type PerDeliveryStatement = 'claim' | 'claimMany' | 'state' | 'complete' | 'completeMany' | 'release' | 'renew';
+type PerDeliveryStatement = 'claim' | 'claimMany' | 'complete' | 'completeMany' | 'release' | 'renew';
+
+const NOTHING_HANDLED: readonly HandledState[] = Object.freeze([]);
+const DONE: IdempotencyClaim = Object.freeze({ status: 'done' });
+const BUSY: IdempotencyClaim = Object.freeze({ status: 'busy' });
 
 /** Options of `PostgresIdempotencyStore`. */
 export interface PostgresIdempotencyStoreOptions {
@@ -34,9 +52,9 @@ export interface PostgresIdempotencyStoreOptions {
    */
   table?: string;
   /**
-   * Create the table and its index on first use (`CREATE TABLE IF NOT EXISTS`). Default true. Pass
-   * false when your migrations run `postgresIdempotencyStoreSchema()` themselves and the app's role
-   * may not run DDL.
+   * Create the table, its indexes and its functions on first use (`CREATE TABLE IF NOT EXISTS`,
+   * `CREATE OR REPLACE FUNCTION`). Default true. Pass false when your migrations run
+   * `postgresIdempotencyStoreSchema()` themselves and the app's role may not run DDL.
    */
   createTable?: boolean;
   /**
@@ -44,6 +62,11 @@ export interface PostgresIdempotencyStoreOptions {
    * `DEFAULT_RETENTION_SECONDS` (3 days). A completed key is kept for its retention instead.
    */
   attemptsTtlSeconds?: number;
+  /**
+   * How long a watched intent's row is kept at least, in seconds (the reconciler gives up on an intent
+   * after `webhooks.reconcile.maxAgeSeconds`, 7 days by default, and forgets it then). Default 8 days.
+   */
+  watchTtlSeconds?: number;
   /**
    * Expired rows are deleted in the background, one batch (an index range on `expires_at`, never a
    * full scan) every `cleanupEvery` claims. Default 500; 0 turns the background clean-up off (call
@@ -53,7 +76,7 @@ export interface PostgresIdempotencyStoreOptions {
   /** Rows deleted per background batch. Default 1000. */
   cleanupBatchSize?: number;
   /**
-   * Send the per-delivery statements (claim, state, complete, release) as named prepared statements
+   * Send the per-delivery statements (claim, complete, release, renew) as named prepared statements
    * (`pool.query({ name, text, values })`), so PostgreSQL parses and plans each once per connection
    * instead of once per delivery. Default true: any `pg` pool, client or pool client takes it. Pass
    * false for a queryable that only accepts `(text, values)`, or behind PgBouncer in transaction
@@ -70,15 +93,15 @@ export interface PostgresIdempotencyStoreOptions {
 
 /**
  * `IdempotencyStore` on PostgreSQL, for apps that have PostgreSQL but no Redis: every instance that
- * points at the same database (and table) shares the claims, so a handler runs once in total.
+ * points at the same database (and table) shares the records, so a handler runs once in total.
  *
- * One statement per call, timed by the database's clock (so instances with skewed clocks agree):
- * `claim` is an `INSERT ... ON CONFLICT DO UPDATE ... WHERE` that takes the row only when it is absent,
- * expired, released or its lease lapsed, so concurrent deliveries on any number of instances get
- * exactly one `claimed`. `complete`, `release` and `renew` are `UPDATE`s guarded by the caller's token: an
- * owner whose lease lapsed still owns the claim until another delivery claims it, as with
- * `RedisIdempotencyStore`. Database errors are never swallowed: they reject, and the receiver answers
- * 503 without running anything.
+ * One row per record (an intent, or an event that names no intent); each call of the store is one
+ * statement, a function of the schema (`postgresIdempotencyStoreSchema`) that locks that row, applies
+ * the rules of `IdempotencyStore` and writes it back, timed by the database's clock (so instances with
+ * skewed clocks agree). Concurrent claims on any number of instances get exactly one `claimed`;
+ * `complete`, `release` and `renew` act only for the owner's token. The claims (and the completions) of
+ * one turn of the event loop go as one statement over arrays, their rows locked in key order. Database
+ * errors are never swallowed: they reject, and the receiver answers 503 without running anything.
  *
  * Expired rows count as absent at once and are deleted later, in small batches by an index range on
  * `expires_at` (see `cleanupEvery`), never by a scan per delivery. The pool belongs to the caller: the
@@ -92,14 +115,15 @@ export interface PostgresIdempotencyStoreOptions {
 export class PostgresIdempotencyStore implements IdempotencyStore {
   /** The table, quoted for SQL. */
   readonly table: string;
+  readonly #tableName: string;
   readonly #attemptsTtlMs: number;
+  readonly #watchTtlMs: number;
   readonly #cleanupEvery: number;
   readonly #cleanupBatchSize: number;
-  readonly #sql: Readonly<Record<PerDeliveryStatement | 'deleteExpired', string>>;
+  readonly #sql: PostgresIdempotencySql;
   /** Names of the per-delivery statements, unless `preparedStatements` is false (then they go as text). */
   readonly #names: Readonly<Record<PerDeliveryStatement, string>> | undefined;
   readonly #schemaSql: string | undefined;
-  readonly #schemaReady: { text: string; values: string[] };
   #schema: Promise<void> | undefined;
   readonly #statements: PostgresIdempotencyStatements;
   #claimsSinceCleanup = 0;
@@ -119,15 +143,15 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     watchPostgresPoolErrors(pool);
     const table = options.table ?? DEFAULT_POSTGRES_IDEMPOTENCY_TABLE;
     this.table = quotePostgresTable(table, 'PostgresIdempotencyStore table');
+    this.#tableName = table;
     this.#attemptsTtlMs =
       positiveInteger(options.attemptsTtlSeconds, DEFAULT_RETENTION_SECONDS, 'attemptsTtlSeconds') * 1000;
+    this.#watchTtlMs = positiveInteger(options.watchTtlSeconds, 8 * 86_400, 'watchTtlSeconds') * 1000;
     this.#cleanupEvery = wholeNumber(options.cleanupEvery, 500, 'cleanupEvery');
     this.#cleanupBatchSize = positiveInteger(options.cleanupBatchSize, 1000, 'cleanupBatchSize');
     if (options.createTable === false) this.#schema = Promise.resolve();
     else this.#schemaSql = postgresIdempotencyStoreSchema(table);
-    this.#schemaReady = postgresSchemaReadySql(table, '_expires_at_idx');
-    const t = this.table;
-    this.#sql = postgresIdempotencySql(t);
+    this.#sql = postgresIdempotencySql(table);
     for (const [option, fix] of [
       [
         'preparedStatements',
@@ -152,7 +176,6 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         : {
             claim: name('claim'),
             claimMany: name('claimMany'),
-            state: name('state'),
             complete: name('complete'),
             completeMany: name('completeMany'),
             release: name('release'),
@@ -163,7 +186,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   /**
    * One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false.
    * Sent once more when its connection had ended (`isConnectionEnded`: one the server ended while idle in
-   * the pool): every statement here is token-guarded or a claim, so a repeat at worst answers busy.
+   * the pool): nothing of it ran, and every statement here is a claim or token-guarded.
    */
   private run(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
     return this.runOnce(part, values).catch((error: unknown) => {
@@ -178,44 +201,50 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return (this.pool as unknown as PreparedQueryable).query({ name: this.#names[part], text, values });
   }
 
-  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    return this.claimOnce(key, leaseMs, true);
-  }
-
-  private async claimOnce(key: string, leaseMs: number, retry: boolean): Promise<IdempotencyClaim> {
+  async claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
     await this.ensureSchema();
-    const lease = wholeMs(leaseMs, 'PostgresIdempotencyStore');
+    const leaseMs = wholeMs(request.leaseMs, 'PostgresIdempotencyStore');
     const token = randomUUID();
-    const ttlMs = Math.max(this.#attemptsTtlMs, lease);
-    const attempt = await this.#statements.claim({ key, token, leaseMs: lease, ttlMs });
+    const row = await this.#statements.claim({
+      key,
+      slot: request.slot,
+      eventId: request.eventId ?? null,
+      token,
+      leaseMs,
+      keepMs: Math.max(this.#attemptsTtlMs, leaseMs),
+      exclusive: request.exclusive === true,
+    });
     this.maybeCleanUp();
-    if (attempt !== undefined) return { status: 'claimed', token, attempt };
-    // Not taken: it is done, or leased by someone else. (A row another claim inserted concurrently is
-    // only visible to a new statement, hence this second one.)
-    const state = await this.run('state', [key]);
-    const current = state.rows[0];
-    if (current === undefined) {
-      // Expired (or deleted by the clean-up) in between: one more try, then say busy (the service retries).
-      return retry ? this.claimOnce(key, leaseMs, false) : { status: 'busy' };
-    }
-    return current['done'] === true ? { status: 'done' } : { status: 'busy' };
+    return claimOf(row, token);
   }
 
-  async complete(key: string, token: string, retentionMs: number): Promise<void> {
+  async complete(key: string, completion: RunCompletion): Promise<void> {
     await this.ensureSchema();
-    await this.#statements.complete({ key, token, retentionMs: wholeMs(retentionMs, 'PostgresIdempotencyStore') });
+    await this.#statements.complete({
+      key,
+      slot: completion.slot,
+      token: completion.token,
+      eventId: completion.eventId ?? null,
+      retentionMs: wholeMs(completion.retentionMs, 'PostgresIdempotencyStore'),
+      unwatch: completion.unwatch === true,
+    });
   }
 
-  async release(key: string, token: string): Promise<void> {
+  async release(key: string, release: RunRelease): Promise<void> {
     await this.ensureSchema();
-    await this.run('release', [key, token]);
+    await this.run('release', [key, release.slot, release.token, this.#attemptsTtlMs]);
   }
 
-  /** Extends the lease of `token` on `key` (one owner-checked UPDATE); false when the lease is lost. */
-  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+  /** Extends the owner's lease (one statement); false when the token no longer owns the slot. */
+  async renew(key: string, renewal: RunRenewal): Promise<boolean> {
     await this.ensureSchema();
-    const renewed = await this.run('renew', [key, token, wholeMs(leaseMs, 'PostgresIdempotencyStore')]);
-    return renewed.rowCount === 1;
+    const { rows } = await this.run('renew', [
+      key,
+      renewal.slot,
+      renewal.token,
+      wholeMs(renewal.leaseMs, 'PostgresIdempotencyStore'),
+    ]);
+    return rows[0]?.['renewed'] === true;
   }
 
   /**
@@ -236,28 +265,52 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     return result.rowCount ?? 0;
   }
 
-  /** Waits for a background clean-up batch, if one runs. The pool belongs to the caller: it stays open. */
   /**
-   * The reconciler's watch list of one module instance in the same database: table
-   * `payments_watched_intents`, or `intentWatchTable(instance)` for a named instance.
+   * The reconciler's watch list of one module instance, kept in the rows of this store's table (the
+   * `watch_*` columns, null when not watched) and its `<table>_lease` table: one table for every
+   * instance, the instance's name a value (`watch_scope`), so no name of an instance can reach a table name.
    */
   intentWatchStore(instance?: string): PostgresIntentWatchStore {
-    return new PostgresIntentWatchStore(this.pool, { table: intentWatchTable(instance) });
+    return new PostgresIntentWatchStore(this.pool, {
+      table: this.#tableName,
+      instance,
+      watchTtlMs: this.#watchTtlMs,
+      ready: () => this.ensureSchema(),
+    });
   }
 
+  /** Waits for a background clean-up batch, if one runs. The pool belongs to the caller: it stays open. */
   async close(): Promise<void> {
     await this.#cleanup;
   }
 
-  /** Creates the table once per store (concurrent first calls share one attempt; a failure is retried on the next call). */
+  /** Creates the schema once per store (concurrent first calls share one attempt; a failure is retried on the next call). */
   private ensureSchema(): Promise<void> {
     if (this.#schema !== undefined) return this.#schema;
-    const created = runPostgresSchema(this.pool, this.#schemaSql!, this.#schemaReady);
+    const created = this.createSchema();
     this.#schema = created;
     created.catch(() => {
       if (this.#schema === created) this.#schema = undefined;
     });
     return created;
+  }
+
+  private async createSchema(): Promise<void> {
+    // A table of 0.1.0 (one row per key, no `runs`): refused by name, never written in a layout it does not have.
+    const { rows } = await this.pool.query(
+      `SELECT count(*) FILTER (WHERE attname = 'runs')::int AS runs, count(*)::int AS columns FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped`,
+      [this.table],
+    );
+    if (Number(rows[0]?.['columns'] ?? 0) > 0 && Number(rows[0]?.['runs']) === 0) {
+      throw new PaymentsError(
+        `The table ${this.table} has the layout of nestjs-payments 0.1.0 (one row per claim key): migrate it as docs/custom-store.md#upgrading-from-010 shows, or give the store another table`,
+      );
+    }
+    const ready = postgresSchemaReadySql(this.#tableName, '_watch_due_idx');
+    await runPostgresSchema(this.pool, this.#schemaSql!, {
+      text: `${ready.text.replace(' AS ready', '')} AND to_regproc($3) IS NOT NULL AS ready`,
+      values: [...ready.values, postgresNameBeside(this.#tableName, '_claim')],
+    });
   }
 
   /** One batch every `cleanupEvery` claims, never two at once, its errors ignored (the next batch retries). */
@@ -271,6 +324,28 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
         this.#cleanup = undefined;
       });
   }
+}
+
+/** A claim's answer from the function's row (`handled`: `{ state: ms }`). */
+function claimOf(row: ClaimRow | undefined, token: string): IdempotencyClaim {
+  const status = row?.['status'];
+  if (status === 'done') return DONE;
+  if (status === 'busy') return BUSY;
+  if (status !== 'claimed')
+    throw new PaymentsError('PostgresIdempotencyStore: unexpected answer from the claim function');
+  const handled = row!['handled'] as Record<string, unknown> | null;
+  return {
+    status: 'claimed',
+    token,
+    attempt: Number(row!['attempt']),
+    version: Number(row!['version']),
+    handled:
+      handled === null || handled === undefined
+        ? NOTHING_HANDLED
+        : Object.keys(handled)
+            .sort()
+            .map((state) => ({ state, at: Number(handled[state]) })),
+  };
 }
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {

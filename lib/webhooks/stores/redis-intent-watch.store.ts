@@ -1,40 +1,26 @@
 import type { IntentWatchStore, WatchedIntent, WatchedIntentKind } from '../contracts/intent-watch-store.interface.js';
+import { intentRecordKey } from '../records/record-keys.js';
+import { RECORD_SCRIPTS, type LuaScript } from './redis-record.scripts.js';
 import type { RedisScriptClient } from './redis-script-client.interface.js';
 
-// Every key of one instance's list carries one hash tag ({watch}, or {watch:<instance>} for a named
-// instance): one slot, so the scripts run on a Redis Cluster too. KEYS: due (checked at least once),
-// intents (hash), fresh (never checked yet: read first, so a new intent never waits behind a backlog).
-const WATCH = `local added = redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[3])
-if added == 1 then redis.call('ZADD', ARGV[4] == '0' and KEYS[3] or KEYS[1], ARGV[2], ARGV[1]) end
-return added`;
-// Fresh first, then the rest, each in due order; a member without data (forgotten by a release that knew
-// only the due set) is dropped on the way.
-const DUE = `local out = {}
+// The due index of one instance's list: every key carries one hash tag ({watch}, or {watch:<instance>}
+// for a named instance), so the index scripts run on a Redis Cluster too. KEYS: fresh (never checked
+// yet: read first, so a new intent never waits behind a backlog), due (the others).
+const INDEX_ADD = `if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 0 end
+redis.call('ZADD', ARGV[3] == '0' and KEYS[1] or KEYS[2], ARGV[2], ARGV[1]) return 1`;
+const INDEX_MOVE = `redis.call('ZREM', KEYS[1], ARGV[1]) redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1]) return 1`;
+const INDEX_REMOVE = `for i = 1, #ARGV do redis.call('ZREM', KEYS[1], ARGV[i]) redis.call('ZREM', KEYS[2], ARGV[i]) end return 1`;
+// Fresh first, then the rest, each in due order: ids and scores.
+const INDEX_DUE = `local out = {}
 local left = tonumber(ARGV[2])
-for _, set in ipairs({KEYS[3], KEYS[1]}) do
+for _, set in ipairs({KEYS[1], KEYS[2]}) do
   if left > 0 then
-    local ids = redis.call('ZRANGEBYSCORE', set, '-inf', ARGV[1], 'WITHSCORES', 'LIMIT', 0, left)
-    for i = 1, #ids, 2 do
-      local data = redis.call('HGET', KEYS[2], ids[i])
-      if data then
-        table.insert(out, ids[i]); table.insert(out, data); table.insert(out, ids[i + 1])
-        left = left - 1
-      else
-        redis.call('ZREM', set, ids[i])
-      end
-    end
+    local ids = redis.call('ZRANGEBYSCORE', set, '-inf', ARGV[1], 'LIMIT', 0, left)
+    for i = 1, #ids do table.insert(out, ids[i]) end
+    left = left - #ids
   end
 end
 return out`;
-const RESCHEDULE = `local data = redis.call('HGET', KEYS[2], ARGV[1])
-if not data then return 0 end
-local intent = cjson.decode(data)
-intent['checks'] = tonumber(ARGV[3])
-redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(intent))
-redis.call('ZREM', KEYS[3], ARGV[1])
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return 1`;
-const FORGET = `redis.call('ZREM', KEYS[1], ARGV[1]); redis.call('ZREM', KEYS[3], ARGV[1]); redis.call('HDEL', KEYS[2], ARGV[1]); return 1`;
 const LEASE = `local holder = redis.call('GET', KEYS[1])
 if holder == false or holder == ARGV[1] then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -42,68 +28,89 @@ if holder == false or holder == ARGV[1] then
 end
 return 0`;
 
+/** How the watch list runs a record script (the idempotency store's EVALSHA, with its NOSCRIPT fallback). */
+type RunScript = (lua: LuaScript, key: string, args: (string | number)[]) => Promise<unknown>;
+
 /**
- * The reconciler's watch list on Redis (single node or Cluster), beside `RedisIdempotencyStore`: a
- * hash of the intents, two sorted sets by next check time (`:fresh`, never checked yet, read first; `:due`,
- * the rest), and the sweeper lease (`SET ... PX`, timed by Redis). Give it the same client; `keyPrefix`
- * defaults to `'payments:'`. A named module instance (`instance`) has a list and a lease of its own:
- * `<keyPrefix>{watch:<instance>}:due`, `:fresh`, `:intents`, `:lease`.
+ * The reconciler's watch list on Redis (single node or Cluster), kept by `RedisIdempotencyStore`: the
+ * truth is the intent's record (its `w` field: watched, kind, creation, next check, checks), which the
+ * completion of a terminal state's run clears in the same script; beside it, a due index per instance
+ * (`<keyPrefix>{watch}:fresh` and `:due`, sorted sets by next check) and the sweeper lease
+ * (`<keyPrefix>{watch}:lease`, `SET ... PX`, timed by Redis). The index lives in another slot than the
+ * records: an entry whose record is no longer watched is dropped by the sweep that reads it. A named
+ * module instance (`instance`) has its own index and lease, `<keyPrefix>{watch:<instance>}:...`, and its
+ * records under its own name.
  */
 export class RedisIntentWatchStore implements IntentWatchStore {
-  readonly #due: string;
-  readonly #data: string;
+  readonly inRecords = true;
   readonly #fresh: string;
+  readonly #due: string;
   readonly #lease: string;
+  readonly #recordPrefix: string;
+  readonly #keyPrefix: string;
+  readonly #watchTtlMs: number;
+  readonly #run: RunScript;
 
   constructor(
     private readonly redis: RedisScriptClient,
-    options: { keyPrefix?: string; instance?: string } = {},
+    options: { keyPrefix?: string; instance?: string; watchTtlMs?: number; run?: RunScript } = {},
   ) {
+    const keyPrefix = options.keyPrefix ?? 'payments:idem:';
     const tag = options.instance === undefined ? 'watch' : `watch:${options.instance}`;
-    const prefix = `${options.keyPrefix ?? 'payments:'}{${tag}}`;
-    this.#due = `${prefix}:due`;
-    this.#data = `${prefix}:intents`;
-    this.#fresh = `${prefix}:fresh`;
-    this.#lease = `${prefix}:lease`;
+    const index = `${keyPrefix}{${tag}}`;
+    this.#fresh = `${index}:fresh`;
+    this.#due = `${index}:due`;
+    this.#lease = `${index}:lease`;
+    this.#keyPrefix = keyPrefix;
+    this.#recordPrefix = options.instance === undefined ? '' : `${options.instance}:`;
+    this.#watchTtlMs = options.watchTtlMs ?? 8 * 86_400_000;
+    this.#run = options.run ?? ((lua, key, args) => this.redis.eval(lua.source, 1, key, ...args));
   }
 
+  /** Indexed first, then marked in its record: an index entry whose record says nothing is dropped by the sweep. */
   async watch(intent: WatchedIntent): Promise<void> {
-    const data = JSON.stringify({ kind: intent.kind, createdAt: intent.createdAt, checks: intent.checks });
-    await this.redis.eval(
-      WATCH,
-      3,
-      this.#due,
-      this.#data,
-      this.#fresh,
-      intent.id,
+    await this.redis.eval(INDEX_ADD, 2, this.#fresh, this.#due, intent.id, intent.nextCheckAt, intent.checks);
+    await this.#run(RECORD_SCRIPTS.watch, this.#record(intent.id), [
+      intent.kind,
+      intent.createdAt,
       intent.nextCheckAt,
-      data,
       intent.checks,
-    );
+      this.#watchTtlMs,
+    ]);
   }
 
   async due(now: number, limit: number): Promise<WatchedIntent[]> {
-    const reply = (await this.redis.eval(DUE, 3, this.#due, this.#data, this.#fresh, now, limit)) as string[];
+    const ids = [...new Set((await this.redis.eval(INDEX_DUE, 2, this.#fresh, this.#due, now, limit)) as string[])];
+    if (ids.length === 0) return [];
+    const watches = await Promise.all(ids.map((id) => this.#run(RECORD_SCRIPTS.watched, this.#record(id), [])));
     const out: WatchedIntent[] = [];
-    for (let i = 0; i + 2 < reply.length; i += 3) {
-      const data = JSON.parse(reply[i + 1]!) as { kind: WatchedIntentKind; createdAt: number; checks: number };
+    const stale: string[] = [];
+    ids.forEach((id, i) => {
+      const watch = watches[i];
+      if (typeof watch !== 'string') return void stale.push(id);
+      const [kind, createdAt, nextCheckAt, checks] = watch.split('|');
       out.push({
-        id: reply[i]!,
-        kind: data.kind,
-        createdAt: data.createdAt,
-        checks: data.checks,
-        nextCheckAt: Number(reply[i + 2]),
+        id,
+        kind: kind as WatchedIntentKind,
+        createdAt: Number(createdAt),
+        nextCheckAt: Number(nextCheckAt),
+        checks: Number(checks),
       });
-    }
+    });
+    // Repaired here: a record whose watch ended (its terminal state completed) leaves its entry behind.
+    if (stale.length > 0) await this.redis.eval(INDEX_REMOVE, 2, this.#fresh, this.#due, ...stale);
     return out;
   }
 
   async reschedule(id: string, nextCheckAt: number, checks: number): Promise<void> {
-    await this.redis.eval(RESCHEDULE, 3, this.#due, this.#data, this.#fresh, id, nextCheckAt, checks);
+    const watched = await this.#run(RECORD_SCRIPTS.reschedule, this.#record(id), [nextCheckAt, checks]);
+    if (watched === 1) await this.redis.eval(INDEX_MOVE, 2, this.#fresh, this.#due, id, nextCheckAt);
+    else await this.redis.eval(INDEX_REMOVE, 2, this.#fresh, this.#due, id);
   }
 
   async forget(id: string): Promise<void> {
-    await this.redis.eval(FORGET, 3, this.#due, this.#data, this.#fresh, id);
+    await this.#run(RECORD_SCRIPTS.unwatch, this.#record(id), []);
+    await this.redis.eval(INDEX_REMOVE, 2, this.#fresh, this.#due, id);
   }
 
   async lease(owner: string, ms: number): Promise<boolean> {
@@ -112,5 +119,9 @@ export class RedisIntentWatchStore implements IntentWatchStore {
 
   async list(): Promise<WatchedIntent[]> {
     return this.due(Number.MAX_SAFE_INTEGER, 10_000);
+  }
+
+  #record(id: string): string {
+    return `${this.#keyPrefix}{${intentRecordKey(this.#recordPrefix, id)}}`;
   }
 }

@@ -66,9 +66,9 @@ async function runReconcile(
   await db.pool.query(
     'CREATE TABLE IF NOT EXISTS ledger (id bigserial PRIMARY KEY, event_id text NOT NULL, handler text NOT NULL, amount integer NOT NULL)',
   );
-  // The watch list and the inbox: created once, not by three processes racing on the catalog.
-  const { intentWatchSchema } = await import('../../../lib/webhooks/index.js');
-  await db.pool.query(intentWatchSchema());
+  // The records (and their watch list): created once, before three processes start.
+  const { postgresIdempotencyStoreSchema } = await import('../../../lib/webhooks/index.js');
+  await db.pool.query(postgresIdempotencyStoreSchema());
 
   const current: { fleet?: MerchantFleet } = {};
   const proxy = await startProxy(() => current.fleet?.live().map((p) => p.port) ?? []);

@@ -5,10 +5,12 @@ import {
   MemoryIdempotencyStore,
   PaymentEventsQueue,
   RedisIdempotencyStore,
+  type PaymentEvent,
   type PaymentEventType,
 } from '../../../lib/index.js';
 import { type PaymentsProcessingOptions } from '../../../lib/webhooks/index.js';
 import { PaymentsSimulator } from '../../../lib/testing/index.js';
+import { eventRecordOf, runSlot } from '../../../lib/webhooks/records/record-keys.js';
 import { createRedis, deleteKeys, quitAll, uniquePrefix, uniqueQueueName } from '../../integration/redis-test.util.js';
 import { CHAOS_SEED, REDIS_URL } from '../support/chaos-sizes.js';
 import { auditLogger, CrashWatch, leakAudit, PARTS, progress, report } from '../support/chaos.context.js';
@@ -286,7 +288,8 @@ export function describeSimulatorChaos(config: ChaosConfiguration, payments: num
           if (completed === 0) lostEvents += 1;
           if (completed > 1) {
             // Each refused completion allows one more run (the lease expires, the handler runs again); nothing else does.
-            const allowed = store.lostCompletions.get(`${event.id}:${handler}`) ?? 0;
+            const record = eventRecordOf(event as PaymentEvent, '');
+            const allowed = store.lostCompletions.get(`${record.key} ${runSlot(record, handler)}`) ?? 0;
             rerunsAfterLostCompletion += Math.min(completed - 1, allowed);
             doubleRuns += Math.max(0, completed - 1 - allowed);
           }

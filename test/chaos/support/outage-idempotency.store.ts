@@ -1,4 +1,5 @@
 import type { IdempotencyClaim, IdempotencyStore } from '../../../lib/index.js';
+import type { RunClaimRequest, RunCompletion, RunRelease } from '../../../lib/webhooks/index.js';
 import { leakAudit } from './leak-audit.js';
 import type { SeededRandom } from './seeded-random.js';
 
@@ -21,7 +22,7 @@ export interface OutagePlan {
 export class OutageIdempotencyStore implements IdempotencyStore {
   outages = 0;
   readonly refused = { claim: 0, complete: 0, release: 0 };
-  /** Per key (`${eventId}:${handlerId}`): how many of its completions were refused. */
+  /** Per run (`<event id or intent record key> <slot>`): how many of its completions were refused. */
   readonly lostCompletions = new Map<string, number>();
   #remaining = 0;
   #enabled = true;
@@ -42,26 +43,26 @@ export class OutageIdempotencyStore implements IdempotencyStore {
     this.#enabled = false;
   }
 
-  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    this.#gate('claim', key);
-    return this.inner.claim(key, leaseMs);
+  async claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
+    this.#gate('claim', key, request.slot);
+    return this.inner.claim(key, request);
   }
 
-  async complete(key: string, token: string, retentionMs: number): Promise<void> {
-    this.#gate('complete', key);
-    return this.inner.complete(key, token, retentionMs);
+  async complete(key: string, completion: RunCompletion): Promise<void> {
+    this.#gate('complete', key, completion.slot);
+    return this.inner.complete(key, completion);
   }
 
-  async release(key: string, token: string): Promise<void> {
-    this.#gate('release', key);
-    return this.inner.release(key, token);
+  async release(key: string, release: RunRelease): Promise<void> {
+    this.#gate('release', key, release.slot);
+    return this.inner.release(key, release);
   }
 
   async close(): Promise<void> {
     await this.inner.close?.();
   }
 
-  #gate(method: 'claim' | 'complete' | 'release', key: string): void {
+  #gate(method: 'claim' | 'complete' | 'release', key: string, slot: string): void {
     if (this.#remaining === 0 && this.#enabled && this.random.chance(this.plan.startChance)) {
       this.#remaining = this.random.int(this.plan.minCalls, this.plan.maxCalls);
       this.outages += 1;
@@ -69,7 +70,8 @@ export class OutageIdempotencyStore implements IdempotencyStore {
     if (this.#remaining === 0) return;
     this.#remaining -= 1;
     this.refused[method] += 1;
-    if (method === 'complete') this.lostCompletions.set(key, (this.lostCompletions.get(key) ?? 0) + 1);
+    const run = `${key} ${slot}`;
+    if (method === 'complete') this.lostCompletions.set(run, (this.lostCompletions.get(run) ?? 0) + 1);
     const error = new Error('connect ECONNREFUSED 127.0.0.1:6390 (injected store outage)');
     leakAudit.scanError(error, 'injected store outage');
     throw error;

@@ -44,15 +44,17 @@ export class LedgerHandler {
 }
 
 /**
- * Where the inbox row of an event's handler run is: under the occurrence of an intent's terminal state
- * (`payment_intent:<intent>:<state>:<handler>`, the key the reconciler shares), else under the event id.
- * `$1` the event id, `$2` the occurrence prefix.
+ * The inbox rows that hold an event's handler runs: one row per handler slot of the event's record
+ * (`i:<intent>/<state>|<handler>` for an intent's state, `e:<event>/<handler>` otherwise), counted when
+ * the event's run is in it (its id, or `*`: a retrieve's run of its state). `$1` the record key, `$2`
+ * the event id.
  */
-export const INBOX_KEY_OF = `(key LIKE $1 || ':%' OR key LIKE $2 || ':%')`;
+export const INBOX_KEY_OF = `(key LIKE $1 || '/%' AND ($2 = ANY(done) OR '*' = ANY(done)))`;
 
 /** The values of `INBOX_KEY_OF` for `event`. */
 export function inboxKeys(event: PaymentEvent): [string, string] {
-  const [kind, state] = event.event.split('.') as [string, string];
-  const intent = (event.data as Record<string, { id?: string } | undefined>)[kind]?.id ?? '-';
-  return [event.id, `${kind}:${intent.toLowerCase()}:${state}`];
+  const [kind] = event.event.split('.') as [string, string];
+  const intent = (event.data as Record<string, { id?: string } | undefined>)[kind]?.id;
+  const intentRecord = (kind === 'payment_intent' || kind === 'setup_intent') && intent !== undefined;
+  return [intentRecord ? `i:${intent.toLowerCase()}` : `e:${event.id}`, event.id];
 }

@@ -67,7 +67,10 @@ describe('reconciliation with the PostgreSQL inbox', () => {
     expect(new Set(rows.map((row) => row.source))).toEqual(new Set(['webhook', 'reconciliation']));
     const released = (await db.pool.query('SELECT intent_id FROM releases')).rows.map((row) => row['intent_id']);
     expect(released.sort()).toEqual([...cancelled].sort());
-    // The watch list lives in the same database, and is empty once every order settled.
-    expect(Number((await db.pool.query('SELECT count(*) AS n FROM payments_watched_intents')).rows[0]!['n'])).toBe(0);
+    // The watch list lives in the records, and is empty once every order settled.
+    const watched = await db.pool.query(
+      'SELECT count(*) AS n FROM payments_idempotency WHERE watch_next_ms IS NOT NULL',
+    );
+    expect(Number(watched.rows[0]!['n'])).toBe(0);
   });
 });

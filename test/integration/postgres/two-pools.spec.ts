@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PostgresIdempotencyStore } from '../../../lib/index.js';
-import { intentWatchTable } from '../../../lib/webhooks/stores/postgres-intent-watch.store.js';
 import { createTestDatabase, type TestDatabase } from './postgres-test.util.js';
 
 /*
- * Two processes (two pools, two stores) on one table (issue 29, defects 4 and 1): grouped claims and
- * grouped completions of the same keys never deadlock, and named instances never share a watch list.
+ * Two processes (two pools, two stores) on one table: grouped claims and grouped completions of the
+ * same records (two handlers' slots each) never deadlock, and named instances never share a watch list,
+ * whatever their names (issue 40, defect 4: an instance named `lease`, `x` and `x_lease`, `due`, `fresh`).
  */
 const shuffled = <T>(items: T[], seed: number): T[] => {
   const out = [...items];
@@ -37,52 +37,60 @@ describe('PostgresIdempotencyStore from two pools', () => {
     await db.drop();
   });
 
-  it('claims and completes the same keys from both in grouped statements, in any order, without a deadlock (40P01)', async () => {
-    await a.claim('warm-up', 1); // creates the table
+  it('claims and completes the same records from both in grouped statements, in any order, without a deadlock (40P01)', async () => {
+    const slots = ['succeeded|Shop.paid', 'succeeded|Audit.any'];
+    const run = (slot: string, leaseMs: number) => ({ slot, eventId: '4b6d8f0a-2c4e-4f6a-8b0c-2d4e6f8a0b1c', leaseMs });
+    await a.claim('i:warm-up', run(slots[0]!, 1)); // creates the schema
     // A table of some size, so that the planner reaches rows by index, in the order it is given keys.
     await db.pool.query(
-      `INSERT INTO payments_idempotency (key, owner, lease_until, attempt, done, expires_at)
-       SELECT 'filler:' || g, NULL, NULL, 1, true, now() + interval '1 hour' FROM generate_series(1, 20000) g`,
+      `INSERT INTO payments_idempotency (key, expires_at) SELECT 'i:filler-' || g, now() + interval '1 hour' FROM generate_series(1, 20000) g`,
     );
     await db.pool.query('ANALYZE payments_idempotency');
     const errors: unknown[] = [];
     let done = 0;
     for (let round = 0; round < ROUNDS; round++) {
-      const keys = Array.from({ length: KEYS }, (_, i) => `${round}:${randomUUID()}:${i}`);
-      // A takes every key (one grouped claim), then completes them in a shuffled order while B claims
+      const runs = Array.from({ length: KEYS }, (_, i) => ({
+        key: `i:${round}-${randomUUID()}`.slice(0, 40),
+        slot: slots[i % 2]!,
+      }));
+      // Two handlers of each intent: every record claimed twice, in one batch.
+      const both = runs.flatMap((r) => [r, { key: r.key, slot: slots[1 - slots.indexOf(r.slot)]! }]);
+      // A takes every run (one grouped claim), then completes them in a shuffled order while B claims
       // them in another: the service redelivering what A is finishing.
-      const claims = await Promise.all(keys.map((key) => a.claim(key, 30_000)));
-      const tokens = claims.map((claim) => (claim.status === 'claimed' ? claim.token : ''));
+      const claims = await Promise.all(both.map(({ key, slot }) => a.claim(key, run(slot, 30_000))));
       const order = shuffled(
-        keys.map((key, i) => ({ key, token: tokens[i]! })),
+        both.map((r, i) => ({ ...r, token: claims[i]!.status === 'claimed' ? claims[i]!.token : '' })),
         round,
       );
       const results = await Promise.allSettled([
-        ...order.map(({ key, token }) => a.complete(key, token, 60_000)),
-        ...shuffled(keys, round + 7).map((key) => b.claim(key, 30_000)),
+        ...order.map(({ key, slot, token }) =>
+          a.complete(key, { slot, token, eventId: run(slot, 0).eventId, retentionMs: 60_000 }),
+        ),
+        ...shuffled(both, round + 7).map(({ key, slot }) => b.claim(key, run(slot, 30_000))),
       ]);
       for (const result of results) if (result.status === 'rejected') errors.push(result.reason);
-      const after = await Promise.all(keys.map((key) => b.claim(key, 30_000)));
+      const after = await Promise.all(both.map(({ key, slot }) => b.claim(key, run(slot, 30_000))));
       done += after.filter((claim) => claim.status === 'done').length;
     }
     expect(errors.map((error) => (error as { code?: string }).code ?? String(error))).toEqual([]);
-    expect(done).toBe(ROUNDS * KEYS);
+    expect(done).toBe(ROUNDS * KEYS * 2);
   });
 
-  it('gives each named instance a watch table and a sweeper lease of its own', async () => {
-    const [unnamed, eu, us] = [a.intentWatchStore(), b.intentWatchStore('eu'), a.intentWatchStore('us')];
-    const [x, y] = [randomUUID(), randomUUID()];
-    await unnamed.watch({ kind: 'payment_intent', id: x, createdAt: 0, nextCheckAt: 0, checks: 0 });
-    await eu.watch({ kind: 'payment_intent', id: y, createdAt: 0, nextCheckAt: 0, checks: 0 });
-    expect((await unnamed.due(1, 10)).map((intent) => intent.id)).toEqual([x]);
-    expect((await eu.due(1, 10)).map((intent) => intent.id)).toEqual([y]);
-    expect(await us.due(1, 10)).toEqual([]);
-    expect(await eu.lease('eu-1', 60_000)).toBe(true);
-    expect(await us.lease('us-1', 60_000)).toBe(true);
-    expect(await unnamed.lease('default-1', 60_000)).toBe(true);
-    expect(await eu.lease('eu-2', 60_000)).toBe(false);
-    expect(intentWatchTable('eu')).toBe('payments_watched_intents_eu');
-    expect(intentWatchTable('EU-west')).toMatch(/^payments_watched_intents_eu_west_[0-9a-f]{8}$/);
-    expect(intentWatchTable('eu-west')).not.toBe(intentWatchTable('eu_west'));
+  it('gives each named instance a watch list and a sweeper lease of its own, in one table, whatever the names', async () => {
+    const names = [undefined, 'eu', 'us', 'lease', 'x', 'x_lease', 'due', 'fresh', 'EU-west', 'eu_west'];
+    const lists = names.map((name, i) => (i % 2 === 0 ? a : b).intentWatchStore(name));
+    const ids = names.map(() => randomUUID());
+    for (const [i, list] of lists.entries()) {
+      await list.watch({ kind: 'payment_intent', id: ids[i]!, createdAt: 0, nextCheckAt: 0, checks: 0 });
+    }
+    for (const [i, list] of lists.entries()) {
+      expect((await list.due(1, 10)).map((intent) => intent.id)).toEqual([ids[i]]);
+      expect(await list.lease(`owner-${i}`, 60_000)).toBe(true);
+    }
+    for (const [i, list] of lists.entries()) expect(await list.lease(`other-${i}`, 60_000)).toBe(false);
+    const tables = await db.pool.query(
+      "SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'payments_idempotency%' OR tablename LIKE 'payments_watched%'",
+    );
+    expect(tables.rows[0]!['n']).toBe(2); // the records and the leases: no table per instance
   });
 });

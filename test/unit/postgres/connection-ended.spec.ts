@@ -19,6 +19,8 @@ function scriptedPool(answers: Array<Error | { rows: Record<string, unknown>[]; 
   };
 }
 
+const RUN = { slot: 'succeeded|H.m', eventId: '5e7a9c1b-3d5f-4b7d-9f1a-3c5e7a9b1d3f', leaseMs: 30_000 };
+
 const storeOn = (pool: ReturnType<typeof scriptedPool>) =>
   new PostgresIdempotencyStore(pool as unknown as ConstructorParameters<typeof PostgresIdempotencyStore>[0], {
     createTable: false,
@@ -40,8 +42,8 @@ describe('a pooled connection the server ended', () => {
   });
 
   it('PostgresIdempotencyStore sends a statement once more when its connection had ended', async () => {
-    const pool = scriptedPool([ended(), { rows: [{ attempt: 1 }] }]);
-    const claim = await storeOn(pool).claim('evt:h', 30_000);
+    const pool = scriptedPool([ended(), { rows: [{ status: 'claimed', attempt: 1, version: 0, handled: null }] }]);
+    const claim = await storeOn(pool).claim('i:evt', RUN);
     expect(claim).toMatchObject({ status: 'claimed', attempt: 1 });
     expect(pool.texts).toHaveLength(2);
     expect(pool.texts[1]).toBe(pool.texts[0]);
@@ -49,10 +51,10 @@ describe('a pooled connection the server ended', () => {
 
   it('but only once, and never for an error of the statement itself', async () => {
     const twice = scriptedPool([ended(), ended()]);
-    await expect(storeOn(twice).claim('evt:h', 30_000)).rejects.toMatchObject({ code: '57P01' });
+    await expect(storeOn(twice).claim('i:evt', RUN)).rejects.toMatchObject({ code: '57P01' });
     expect(twice.texts).toHaveLength(2);
     const refused = scriptedPool([Object.assign(new Error('permission denied'), { code: '42501' })]);
-    await expect(storeOn(refused).claim('evt:h', 30_000)).rejects.toMatchObject({ code: '42501' });
+    await expect(storeOn(refused).claim('i:evt', RUN)).rejects.toMatchObject({ code: '42501' });
     expect(refused.texts).toHaveLength(1);
   });
 });

@@ -33,6 +33,7 @@ import {
 } from '../../../../lib/index.js';
 import { type PaymentsTransaction } from '../../../../lib/webhooks/index.js';
 import { faultOf } from './fault-codes.js';
+import type { RunClaimRequest, RunCompletion } from '../../../../lib/webhooks/index.js';
 
 const env = (name: string, fallback?: string): string => {
   const value = process.env[name] ?? fallback;
@@ -65,7 +66,7 @@ admin.on('error', () => undefined);
 
 /**
  * The cell's id in a store key (the event's, which its intent shares): a fault fires once per cell and
- * point, whichever of a run's keys (event id, intent occurrence) the store is called with first.
+ * point, whichever record (the intent's, or the event's own) the store is called with.
  */
 const cellOf = (key: string): string => /fa17[0-9a-f]{4}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}/.exec(key)?.[0] ?? key;
 
@@ -119,24 +120,24 @@ function faultyStore(): PostgresIdempotencyStore {
   return new Proxy(inner, {
     get(target, prop) {
       if (prop === 'claim') {
-        return async (key: string, leaseMs: number) => {
+        return async (key: string, request: RunClaimRequest) => {
           const fault = faultOf(key);
           if (fault === 'before-claim' && (await fireOnce(`${cellOf(key)}:claim`))) {
             throw new Error('injected: store unavailable before the claim');
           }
           if (fault === 'kill-before-claim' && (await fireOnce(`${cellOf(key)}:claim`))) kill(fault);
-          const claim = await target.claim(key, leaseMs);
+          const claim = await target.claim(key, request);
           if (fault === 'kill-after-claim' && claim.status === 'claimed' && (await fireOnce(`${cellOf(key)}:claim`)))
             kill(fault);
           return claim;
         };
       }
       if (prop === 'complete') {
-        return async (key: string, token: string, retentionMs: number) => {
+        return async (key: string, completion: RunCompletion) => {
           if (faultOf(key) === 'after-commit' && (await fireOnce(`${cellOf(key)}:complete`))) {
             throw new Error('injected: store unavailable after COMMIT');
           }
-          return target.complete(key, token, retentionMs);
+          return target.complete(key, completion);
         };
       }
       const value: unknown = Reflect.get(target, prop, target);

@@ -69,12 +69,12 @@ async function committed(
   eventId: string,
   intentId: string,
 ): Promise<{ ledger: number; inbox: number; fired: number }> {
-  // The inbox records the terminal state's occurrence (`payment_intent:<intent>:succeeded:<handler>`).
+  // The inbox row of each handler's slot in the intent's record (`i:<intent>/succeeded|<handler>`) holds the event.
   const { rows } = await column.db.query(
     `SELECT (SELECT count(*) FROM ledger WHERE event_id = $1)::int AS ledger,
-            (SELECT count(*) FROM payments_inbox WHERE key LIKE $1 || ':%' OR key LIKE $2 || ':%')::int AS inbox,
+            (SELECT count(*) FROM payments_inbox WHERE key LIKE $2 || '/%' AND ($1 = ANY(done) OR '*' = ANY(done)))::int AS inbox,
             (SELECT count(*) FROM fault_fired WHERE key LIKE '%' || $1 || '%' OR key LIKE '%' || $3 || '%')::int AS fired`,
-    [eventId, `payment_intent:${intentId}:succeeded`, intentId],
+    [eventId, `i:${intentId}`, intentId],
   );
   return rows[0] as { ledger: number; inbox: number; fired: number };
 }

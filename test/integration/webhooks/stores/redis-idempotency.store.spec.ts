@@ -11,7 +11,7 @@ import {
   createCluster,
   createRedis,
   deleteClusterKeys,
-  redisClaimKeys,
+  redisRecordKey,
   createUnreachableRedis,
   deadPort,
   deleteKeys,
@@ -44,7 +44,7 @@ describe('RedisIdempotencyStore contract (real Redis)', () => {
     () => new RedisIdempotencyStore(client, { keyPrefix: contractPrefix }),
     {
       forget: async (_store, key) => {
-        await client.del(...redisClaimKeys(contractPrefix, key));
+        await client.del(redisRecordKey(contractPrefix, key));
       },
     },
   );
@@ -70,16 +70,22 @@ describe('RedisIdempotencyStore contract (real Redis)', () => {
     () => new RedisIdempotencyStore(cluster, { keyPrefix: contractPrefix }),
     {
       forget: async (_store, key) => {
-        await cluster.del(...redisClaimKeys(contractPrefix, key));
+        await cluster.del(redisRecordKey(contractPrefix, key));
       },
     },
   );
 });
 
+const SLOT = 'succeeded|Handler.method';
+const EVENT = '2f4a6c8e-0b1d-4e3f-a5b7-c9d1e3f5a7b9';
+const claimOf = (leaseMs: number, eventId: string | undefined = EVENT) => ({ slot: SLOT, eventId, leaseMs });
+const doneOf = (token: string, retentionMs: number) => ({ slot: SLOT, token, eventId: EVENT, retentionMs });
+
 describe('RedisIdempotencyStore (real Redis)', () => {
   let redis: Redis;
   let prefix: string;
   let store: RedisIdempotencyStore;
+  const KEY = 'i:8c1e0d3a-5b7f-4e9a-8d2c-6f4b1a3e5c7d';
 
   beforeAll(() => {
     redis = createRedis();
@@ -98,12 +104,18 @@ describe('RedisIdempotencyStore (real Redis)', () => {
     await quitAll(redis);
   });
 
-  it('[W4] grants exactly one of 100 concurrent claims on one key, across 4 clients', async () => {
+  const claimed = async (leaseMs = LONG_LEASE_MS) => {
+    const claim = await store.claim(KEY, claimOf(leaseMs));
+    if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
+    return claim;
+  };
+
+  it('[W4] grants exactly one of 100 concurrent claims on one slot, across 4 clients', async () => {
     const clients = [redis, createRedis(), createRedis(), createRedis()];
     try {
       const stores = clients.map((client) => new RedisIdempotencyStore(client, { keyPrefix: prefix }));
       const claims = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim('evt-1:handler', LONG_LEASE_MS)),
+        Array.from({ length: 100 }, (_, i) => stores[i % stores.length]!.claim(KEY, claimOf(LONG_LEASE_MS))),
       );
       expect(claims.filter((c) => c.status === 'claimed')).toHaveLength(1);
       expect(claims.filter((c) => c.status === 'busy')).toHaveLength(99);
@@ -112,86 +124,86 @@ describe('RedisIdempotencyStore (real Redis)', () => {
     }
   });
 
-  it('[W4] answers done after the owner completes, for every later claim', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.complete('evt-1:h', claim.token, RETENTION_MS);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+  it('[W4] answers done after the owner completes, for every later claim, from any client', async () => {
+    const claim = await claimed();
+    await store.complete(KEY, doneOf(claim.token, RETENTION_MS));
+    expect(await store.claim(KEY, claimOf(LONG_LEASE_MS))).toEqual({ status: 'done' });
     const other = new RedisIdempotencyStore(redis, { keyPrefix: prefix });
-    expect(await other.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'done' });
+    expect(await other.claim(KEY, claimOf(LONG_LEASE_MS))).toEqual({ status: 'done' });
   });
 
-  it('keeps the done marker for the retention passed to complete', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.complete('evt-1:h', claim.token, 123_000);
-    const ttl = await redis.pttl(`${prefix}{evt-1:h}:done`);
+  it('keeps one hash per record, expiring with the retention passed to complete once no run keeps it', async () => {
+    const claim = await claimed();
+    await store.complete(KEY, doneOf(claim.token, 123_000));
+    const ttl = await redis.pttl(`${prefix}{${KEY}}`);
     expect(ttl).toBeGreaterThan(100_000);
     expect(ttl).toBeLessThanOrEqual(123_000);
+    expect(await redis.hget(`${prefix}{${KEY}}`, `d:${SLOT}`)).toMatch(new RegExp(`^\\d+;${EVENT}$`));
   });
 
-  it('ignores complete with a token that does not own the lease', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.complete('evt-1:h', 'not-the-owner', RETENTION_MS);
-    expect(await redis.exists(`${prefix}{evt-1:h}:done`)).toBe(0);
-    expect(await redis.get(`${prefix}{evt-1:h}:lease`)).toBe(claim.token);
-    expect(await store.claim('evt-1:h', LONG_LEASE_MS)).toEqual({ status: 'busy' });
+  it('ignores complete with a token that does not own the slot: the record is unchanged', async () => {
+    const claim = await claimed();
+    const before = await redis.hgetall(`${prefix}{${KEY}}`);
+    await store.complete(KEY, doneOf('not-the-owner', RETENTION_MS));
+    expect(await redis.hgetall(`${prefix}{${KEY}}`)).toEqual(before);
+    expect(before[`r:${SLOT}`]).toMatch(new RegExp(`^${claim.token}\\|`));
+    expect(await store.claim(KEY, claimOf(LONG_LEASE_MS))).toEqual({ status: 'busy' });
   });
 
   it('ignores complete from an owner whose lease expired and was claimed by another delivery', async () => {
-    const stale = await store.claim('evt-1:h', 100);
-    if (stale.status !== 'claimed') throw new Error('expected a claim');
+    const stale = await claimed(100);
     const fresh = await waitFor(async () => {
-      const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+      const claim = await store.claim(KEY, claimOf(LONG_LEASE_MS));
       return claim.status === 'claimed' ? claim : undefined;
     });
-    await store.complete('evt-1:h', stale.token, RETENTION_MS);
-    expect(await redis.get(`${prefix}{evt-1:h}:lease`)).toBe(fresh.token);
-    expect(await redis.exists(`${prefix}{evt-1:h}:done`)).toBe(0);
+    await store.complete(KEY, doneOf(stale.token, RETENTION_MS));
+    expect(await redis.hget(`${prefix}{${KEY}}`, `r:${SLOT}`)).toMatch(new RegExp(`^${fresh.token}\\|`));
+    expect(await redis.hexists(`${prefix}{${KEY}}`, `d:${SLOT}`)).toBe(0);
   });
 
   it('loads its scripts again after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
-    await store.claim('evt-warm:h', LONG_LEASE_MS);
+    await store.claim('i:warm', claimOf(LONG_LEASE_MS));
     await redis.script('FLUSH');
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
+    const claim = await claimed();
     expect(claim).toMatchObject({ status: 'claimed', attempt: 1 });
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
     await redis.script('FLUSH');
-    expect(await store.renew('evt-1:h', claim.token, LONG_LEASE_MS)).toBe(true);
+    expect(await store.renew(KEY, { slot: SLOT, token: claim.token, leaseMs: LONG_LEASE_MS })).toBe(true);
   });
 
-  it('renew sets the lease key to the lease asked for, with the owner token, and keeps the state at least as long', async () => {
-    const claim = await store.claim('evt-1:h', 1_000);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    expect(await store.renew('evt-1:h', claim.token, 123_000)).toBe(true);
-    expect(await redis.get(`${prefix}{evt-1:h}:lease`)).toBe(claim.token);
-    const leaseTtl = await redis.pttl(`${prefix}{evt-1:h}:lease`);
-    expect(leaseTtl).toBeGreaterThan(100_000);
-    expect(leaseTtl).toBeLessThanOrEqual(123_000);
+  it('renew moves the lease end to the lease asked for, and keeps the record at least as long', async () => {
     const short = new RedisIdempotencyStore(redis, { keyPrefix: prefix, attemptsTtlSeconds: 1 });
-    const other = await short.claim('evt-2:h', 500);
+    const claim = await short.claim(KEY, claimOf(500));
+    if (claim.status !== 'claimed') throw new Error('expected a claim');
+    const before = Date.now();
+    expect(await short.renew(KEY, { slot: SLOT, token: claim.token, leaseMs: 123_000 })).toBe(true);
+    const [, until] = (await redis.hget(`${prefix}{${KEY}}`, `r:${SLOT}`))!.split('|');
+    expect(Number(until)).toBeGreaterThan(before + 100_000);
+    expect(await redis.pttl(`${prefix}{${KEY}}`)).toBeGreaterThan(100_000);
+  });
+
+  it('renew with a token that does not own the slot changes nothing in Redis', async () => {
+    await claimed();
+    const before = await redis.hgetall(`${prefix}{${KEY}}`);
+    expect(await store.renew(KEY, { slot: SLOT, token: 'not-the-owner', leaseMs: 600_000 })).toBe(false);
+    expect(await redis.hgetall(`${prefix}{${KEY}}`)).toEqual(before);
+  });
+
+  it('writes only one key per record, under its keyPrefix', async () => {
+    const claim = await claimed();
+    await store.renew(KEY, { slot: SLOT, token: claim.token, leaseMs: LONG_LEASE_MS });
+    await store.complete(KEY, doneOf(claim.token, RETENTION_MS));
+    const other = await store.claim(KEY, { slot: 'cancelled|Other.h', eventId: EVENT, leaseMs: LONG_LEASE_MS });
     if (other.status !== 'claimed') throw new Error('expected a claim');
-    expect(await short.renew('evt-2:h', other.token, 5_000)).toBe(true);
-    expect(await redis.pttl(`${prefix}{evt-2:h}:state`)).toBeGreaterThan(4_000);
-  });
-
-  it('renew with a token that does not own the lease changes nothing in Redis', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    const before = await redis.pttl(`${prefix}{evt-1:h}:lease`);
-    expect(await store.renew('evt-1:h', 'not-the-owner', 600_000)).toBe(false);
-    expect(await redis.get(`${prefix}{evt-1:h}:lease`)).toBe(claim.token);
-    expect(await redis.pttl(`${prefix}{evt-1:h}:lease`)).toBeLessThanOrEqual(before);
-  });
-
-  it('writes only keys under its keyPrefix', async () => {
-    const claim = await store.claim('evt-1:h', LONG_LEASE_MS);
-    if (claim.status !== 'claimed') throw new Error('expected a claim');
-    await store.renew('evt-1:h', claim.token, LONG_LEASE_MS);
-    await store.complete('evt-1:h', claim.token, RETENTION_MS);
+    await store.release(KEY, { slot: 'cancelled|Other.h', token: other.token });
     const [, keys] = await redis.scan('0', 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    expect(keys.sort()).toEqual([`${prefix}{evt-1:h}:done`, `${prefix}{evt-1:h}:state`]);
+    expect(keys).toEqual([`${prefix}{${KEY}}`]);
+  });
+
+  it('deletes a record once nothing of it is to be kept (its retention ended, no run, no watch)', async () => {
+    const claim = await claimed();
+    await store.complete(KEY, doneOf(claim.token, 200));
+    await waitFor(async () => ((await redis.exists(`${prefix}{${KEY}}`)) === 0 ? true : undefined));
+    expect(await store.claim(KEY, claimOf(LONG_LEASE_MS))).toMatchObject({ status: 'claimed', attempt: 1 });
   });
 
   describe('when Redis is unreachable', () => {
@@ -208,13 +220,13 @@ describe('RedisIdempotencyStore (real Redis)', () => {
     });
 
     it('rejects claim (never answers claimed without Redis)', async () => {
-      await expect(deadStore.claim('evt-1:h', LONG_LEASE_MS)).rejects.toThrow();
+      await expect(deadStore.claim(KEY, claimOf(LONG_LEASE_MS))).rejects.toThrow();
     });
 
     it('rejects complete, release and renew', async () => {
-      await expect(deadStore.complete('evt-1:h', 'token', RETENTION_MS)).rejects.toThrow();
-      await expect(deadStore.release('evt-1:h', 'token')).rejects.toThrow();
-      await expect(deadStore.renew('evt-1:h', 'token', LONG_LEASE_MS)).rejects.toThrow();
+      await expect(deadStore.complete(KEY, doneOf('token', RETENTION_MS))).rejects.toThrow();
+      await expect(deadStore.release(KEY, { slot: SLOT, token: 'token' })).rejects.toThrow();
+      await expect(deadStore.renew(KEY, { slot: SLOT, token: 'token', leaseMs: LONG_LEASE_MS })).rejects.toThrow();
     });
   });
 

@@ -9,7 +9,7 @@ import {
   deleteClusterKeys,
   deleteKeys,
   quitAll,
-  redisClaimKeys,
+  redisRecordKey,
   uniquePrefix,
 } from '../../redis-test.util.js';
 
@@ -26,7 +26,7 @@ describe('RedisIdempotencyStore (real Redis)', () => {
   describeLeaseRenewal('Redis', {
     store: () => new RedisIdempotencyStore(redis, { keyPrefix: prefix }),
     forget: async (_store, key) => {
-      await redis.del(...redisClaimKeys(prefix, key));
+      await redis.del(redisRecordKey(prefix, key));
     },
   });
 });
@@ -45,7 +45,7 @@ describe('RedisIdempotencyStore (real Redis)', () => {
   describeLeaseRenewal('Redis Cluster', {
     store: () => new RedisIdempotencyStore(cluster, { keyPrefix: prefix }),
     forget: async (_store, key) => {
-      await cluster.del(...redisClaimKeys(prefix, key));
+      await cluster.del(redisRecordKey(prefix, key));
     },
   });
 });

@@ -135,20 +135,20 @@ describe('claims that survive a change of configuration between releases', () =>
     expect(runs).toEqual([upper.id]);
   });
 
-  it('an intent id that is not a UUID (a NUL byte, a long string) keys nothing: the event id alone', () => {
+  it("an intent id that is not a UUID (a NUL byte, a long string) keys nothing: the event's own record", () => {
     const store = new MemoryIdempotencyStore({ now: runtime });
     const keys: string[] = [];
     const claim = store.claim.bind(store);
-    store.claim = (key, leaseMs) => {
-      keys.push(key);
-      return claim(key, leaseMs);
+    store.claim = (key, request) => {
+      keys.push(`${key} ${request.slot}`);
+      return claim(key, request);
     };
     const { release } = releases(store);
     const dispatcher = release({ reconcile: {} });
     for (const id of ['abc\u0000def', 'x'.repeat(10_000), 42]) {
       const event = createPaymentEvent('payment_intent.succeeded', { data: { payment_intent: { id } as never } });
       expect(dispatcher.dispatch(event, { receivedAt })).toMatchObject({ outcome: 'handled' });
-      expect(keys.pop()).toBe(`${event.id}:Fulfil.run`);
+      expect(keys.pop()).toBe(`e:${event.id} Fulfil.run`);
       expect(keys).toEqual([]);
     }
   });

@@ -71,16 +71,20 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     await jest.advanceTimersByTimeAsync(999);
     expect(store.renewals).toEqual([]);
     await jest.advanceTimersByTimeAsync(1);
-    expect(store.renewals).toEqual([{ key: `${event.id}:Slow.run`, leaseMs: TTL_SECONDS * 1000 }]);
+    expect(store.renewals).toEqual([{ key: `e:${event.id}`, slot: 'Slow.run', leaseMs: TTL_SECONDS * 1000 }]);
     await jest.advanceTimersByTimeAsync(3 * TTL_SECONDS * 1000); // three times the lease
     expect(store.renewals).toHaveLength(1 + 9);
-    expect(await store.claim(`${event.id}:Slow.run`, 1000)).toEqual({ status: 'busy' });
+    expect(await store.claim(`e:${event.id}`, { slot: 'Slow.run', eventId: event.id, leaseMs: 1000 })).toEqual({
+      status: 'busy',
+    });
     gate.resolve();
     expect((await dispatched).outcome).toBe('handled');
     expect(jest.getTimerCount()).toBe(0);
     await jest.advanceTimersByTimeAsync(10_000);
     expect(store.renewals).toHaveLength(10);
-    expect(await store.claim(`${event.id}:Slow.run`, 1000)).toEqual({ status: 'done' });
+    expect(await store.claim(`e:${event.id}`, { slot: 'Slow.run', eventId: event.id, leaseMs: 1000 })).toEqual({
+      status: 'done',
+    });
   });
 
   it('stops renewing when the handler rejects, and releases the claim as before', async () => {
@@ -100,7 +104,9 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
     expect(jest.getTimerCount()).toBe(0);
     await jest.advanceTimersByTimeAsync(10_000);
     expect(store.renewals).toHaveLength(2);
-    expect(await store.claim(`${event.id}:Failing.run`, 1000)).toMatchObject({ status: 'claimed', attempt: 2 });
+    expect(await store.claim(`e:${event.id}`, { slot: 'Failing.run', eventId: event.id, leaseMs: 1000 })).toMatchObject(
+      { status: 'claimed', attempt: 2 },
+    );
   });
 
   it('logs a lost lease (event id and handler id, no secret), counts it, and stops renewing', async () => {
@@ -151,15 +157,15 @@ describe('lease renewal while a handler runs (dispatcher)', () => {
 
   it('warns at boot when the store has no renew(), naming the fix, and runs handlers as before', async () => {
     const bare: IdempotencyStore = {
-      claim: (key, leaseMs) => store.claim(key, leaseMs),
-      complete: (key, token, retentionMs) => store.complete(key, token, retentionMs),
-      release: (key, token) => store.release(key, token),
+      claim: (key, request) => store.claim(key, request),
+      complete: (key, completion) => store.complete(key, completion),
+      release: (key, release) => store.release(key, release),
     };
     const store = new MemoryIdempotencyStore();
     const dispatcher = dispatcherOver(bare);
     expect(logger.messages('warn')).toEqual([
       expect.stringMatching(
-        /has no renew\(\): a handler that runs longer than webhooks\.claimTtlSeconds \(3 s\) may run twice; implement renew\(key, token, leaseMs\)/,
+        /has no renew\(\): a handler that runs longer than webhooks\.claimTtlSeconds \(3 s\) may run twice; implement renew\(key, \{ slot, token, leaseMs \}\)/,
       ),
     ]);
     const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout');
@@ -188,12 +194,13 @@ describe('whileRenewingLease', () => {
       return timer;
     }) as typeof setTimeout);
     const store = new MemoryIdempotencyStore();
-    const claim = await store.claim('k', 60_000);
+    const claim = await store.claim('k', { slot: 's', leaseMs: 60_000 });
     if (claim.status !== 'claimed') throw new Error('expected a claim');
     const gate = deferred();
     const running = whileRenewingLease(gate.promise, {
       store,
       key: 'k',
+      slot: 's',
       token: claim.token,
       leaseMs: 60_000,
       onProblem: () => undefined,
@@ -206,7 +213,7 @@ describe('whileRenewingLease', () => {
 
   it('settles as the handler does, value or error', async () => {
     const store = new MemoryIdempotencyStore();
-    const renewal = { store, key: 'k', token: 't', leaseMs: 60_000, onProblem: () => undefined };
+    const renewal = { store, key: 'k', slot: 's', token: 't', leaseMs: 60_000, onProblem: () => undefined };
     await expect(whileRenewingLease(Promise.resolve(42), renewal)).resolves.toBe(42);
     await expect(whileRenewingLease(Promise.reject(new Error('boom')), renewal)).rejects.toThrow('boom');
   });

@@ -8,6 +8,7 @@ import {
   type PaymentEvent,
   type PaymentEventContext,
 } from '../../../../lib/index.js';
+import type { RunClaimRequest, RunCompletion, RunRelease } from '../../../../lib/webhooks/index.js';
 import { type PaymentsRuntime } from '../../../../lib/testing/index.js';
 import { PaymentEventsRegistry } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
@@ -27,21 +28,35 @@ class FlakyStore implements IdempotencyStore {
   leases: number[] = [];
   retentions: number[] = [];
 
-  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    this.leases.push(leaseMs);
-    if ([...this.failClaimFor].some((suffix) => key.endsWith(suffix))) throw new Error('store down');
-    return this.inner.claim(key, leaseMs);
+  async claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
+    this.leases.push(request.leaseMs);
+    if ([...this.failClaimFor].some((suffix) => request.slot.endsWith(suffix))) throw new Error('store down');
+    return this.inner.claim(key, request);
   }
-  async complete(key: string, token: string, retentionMs: number): Promise<void> {
-    this.retentions.push(retentionMs);
+  async complete(key: string, completion: RunCompletion): Promise<void> {
+    this.retentions.push(completion.retentionMs);
     if (this.failComplete) throw new Error('store down');
-    return this.inner.complete(key, token, retentionMs);
+    return this.inner.complete(key, completion);
   }
-  async release(key: string, token: string): Promise<void> {
+  async release(key: string, release: RunRelease): Promise<void> {
     if (this.failRelease) throw new Error('store down');
-    return this.inner.release(key, token);
+    return this.inner.release(key, release);
   }
 }
+
+/** The record and slot a handler's run of `event` is kept under (an intent's state: the intent's record). */
+const recordOf = (event: PaymentEvent, handlerId: string) => {
+  const intent = (event.data as { payment_intent?: { id?: string } }).payment_intent?.id;
+  const state = event.event.slice(event.event.indexOf('.') + 1);
+  return event.event.startsWith('payment_intent.') && intent
+    ? { key: `i:${intent}`, slot: `${state}|${handlerId}` }
+    : { key: `e:${event.id}`, slot: handlerId };
+};
+/** A claim on `store` of `handlerId`'s run of `event`, as the dispatcher makes it. */
+const claimOf = (store: IdempotencyStore, event: PaymentEvent, handlerId: string, leaseMs = 60_000) => {
+  const { key, slot } = recordOf(event, handlerId);
+  return store.claim(key, { slot, eventId: event.id, leaseMs });
+};
 
 const runtime: PaymentsRuntime = { now: () => 1_000, sleep: async () => undefined, random: () => 0.5 };
 const noIntents = {
@@ -75,28 +90,30 @@ describe('PaymentEventsDispatcher', () => {
     );
   });
 
-  it('claims each (event id, handler) pair with claimTtlSeconds and completes it with retentionSeconds', async () => {
+  it("claims each handler's run once, in the intent's record, with claimTtlSeconds, and completes it with retentionSeconds", async () => {
     handler('A.run', () => undefined);
     const event = createPaymentEvent('payment_intent.succeeded');
     expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
       outcome: 'handled',
       handlers: [{ handler: 'A.run', status: 'done', durationMs: 0, attempt: 1 }],
     });
-    // An intent's terminal state: claimed and completed under its occurrence and under its event id.
-    expect(store.leases).toEqual([42_000, 42_000]);
-    expect(store.retentions).toEqual([7_000, 7_000]);
-    expect(await store.inner.claim(`${event.id}:A.run`, 1)).toEqual({ status: 'done' });
+    // One record per intent: one claim and one completion per run, whatever the options.
+    expect(store.leases).toEqual([42_000]);
+    expect(store.retentions).toEqual([7_000]);
+    expect(await claimOf(store.inner, event, 'A.run', 1)).toEqual({ status: 'done' });
     const intent = event.data.payment_intent!.id;
-    expect(await store.inner.claim(`payment_intent:${intent}:succeeded:A.run`, 1)).toEqual({ status: 'done' });
+    expect(await store.inner.claim(`i:${intent}`, { slot: 'succeeded|A.run', leaseMs: 1 })).toEqual({ status: 'done' });
   });
 
-  it('claims an event that names no intent under its event id alone', async () => {
+  it("claims an event that names no intent in the event's own record", async () => {
     handler('A.run', () => undefined, ['charge.succeeded']);
     const event = createPaymentEvent('charge.succeeded');
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
     expect(store.leases).toEqual([42_000]);
     expect(store.retentions).toEqual([7_000]);
-    expect(await store.inner.claim(`${event.id}:A.run`, 1)).toEqual({ status: 'done' });
+    expect(await store.inner.claim(`e:${event.id}`, { slot: 'A.run', eventId: event.id, leaseMs: 1 })).toEqual({
+      status: 'done',
+    });
   });
 
   it('isolates handlers: one throwing does not stop the others, and the outcome is failed', async () => {
@@ -149,7 +166,7 @@ describe('PaymentEventsDispatcher', () => {
   it('runs nothing whose claim the store could not grant, and says store_unavailable', async () => {
     const ran: string[] = [];
     handler('A.run', () => ran.push('A'));
-    store.failClaimFor.add(':A.run');
+    store.failClaimFor.add('|A.run');
     const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt });
     expect(result).toEqual({
       outcome: 'store_unavailable',
@@ -182,17 +199,17 @@ describe('PaymentEventsDispatcher', () => {
     handler('B.fails', () => {
       throw new Error('boom');
     });
-    await store.inner.claim(`${event.id}:A.busy`, 60_000);
+    await claimOf(store.inner, event, 'A.busy');
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('failed');
     handler('C.storeDown', () => undefined);
-    store.failClaimFor.add(':C.storeDown');
+    store.failClaimFor.add('|C.storeDown');
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('store_unavailable');
   });
 
   it('says busy when another delivery holds a claim and nothing failed', async () => {
     const event = createPaymentEvent('payment_intent.succeeded');
     handler('A.run', () => undefined);
-    await store.inner.claim(`${event.id}:A.run`, 60_000);
+    await claimOf(store.inner, event, 'A.run');
     expect(await dispatcher.dispatch(event, { receivedAt })).toEqual({
       outcome: 'busy',
       handlers: [{ handler: 'A.run', status: 'busy' }],
@@ -285,7 +302,7 @@ describe('PaymentEventsDispatcher over the in-memory store (the receiver fast pa
     });
     finish();
     expect((await pending).outcome).toBe('handled');
-    expect(await store.claim(`${event.id}:A.slow`, 1)).toEqual({ status: 'done' });
+    expect(await claimOf(store, event, 'A.slow', 1)).toEqual({ status: 'done' });
   });
 
   it('releases the claim of a handler that throws at once, so the next dispatch runs it with attempt 2', () => {
@@ -301,8 +318,8 @@ describe('PaymentEventsDispatcher over the in-memory store (the receiver fast pa
   });
 
   it('answers store_unavailable, running nothing, when the store is full of running handlers', async () => {
-    await store.claim('other-1:H.x', 60_000);
-    await store.claim('other-2:H.x', 60_000);
+    await store.claim('e:other-1', { slot: 'H.x', eventId: 'other-1', leaseMs: 60_000 });
+    await store.claim('e:other-2', { slot: 'H.x', eventId: 'other-2', leaseMs: 60_000 });
     let runs = 0;
     handler('A.run', () => {
       runs++;
@@ -318,13 +335,13 @@ describe('PaymentEventsDispatcher over the in-memory store (the receiver fast pa
   it('goes through the promise methods when they were replaced (a subclass or a spy sees every call)', async () => {
     const claims: string[] = [];
     const claim = store.claim.bind(store);
-    store.claim = (key, leaseMs) => {
-      claims.push(key);
-      return claim(key, leaseMs);
+    store.claim = (key, request) => {
+      claims.push(`${key} ${request.slot}`);
+      return claim(key, request);
     };
     handler('A.run', () => undefined);
     const event = createPaymentEvent('payment_intent.succeeded');
     expect((await dispatcher.dispatch(event, { receivedAt })).outcome).toBe('handled');
-    expect(claims).toEqual([`payment_intent:${event.data.payment_intent!.id}:succeeded:A.run`, `${event.id}:A.run`]);
+    expect(claims).toEqual([`i:${event.data.payment_intent!.id} succeeded|A.run`]);
   });
 });

@@ -1,28 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import type { IdempotencyClaim, IdempotencyStore } from '../../../../lib/index.js';
+import type { RunClaimRequest, RunCompletion, RunRelease, RunRenewal } from '../../../../lib/webhooks/index.js';
+import { runRecord, type RunRecordDocument } from '../../../../lib/webhooks/index.js';
 
 /*
- * A third party's store, as docs/custom-store.md describes it: every write is a conditional put or
- * update on one item per key, the way DynamoDB (`ConditionExpression`), Firestore preconditions, Cosmos
- * DB ETags or any compare-and-set key-value store work. No lock, no transaction, no Lua: the condition
- * on the write is what keeps two deliveries from both taking a claim.
+ * A third party's store, as docs/custom-store.md describes it: one item per record key, every write a
+ * conditional put on the item's version, the way DynamoDB (`ConditionExpression`), Firestore
+ * preconditions, Cosmos DB ETags or any compare-and-set key-value store work. No lock, no transaction,
+ * no Lua: read the record, apply one of `runRecord`'s functions, write it back only if nobody wrote
+ * since; on a lost race, read and apply again.
  *
  * `ConditionalTable` stands in for the table: a Map whose every operation is asynchronous (so
- * concurrent claims really interleave between their read and their write) and whose writes check a
+ * concurrent calls really interleave between their read and their write) and whose writes check a
  * condition against the stored item atomically, throwing `ConditionalCheckFailedError` otherwise.
  */
 
-/** One item per (event, handler) key, as it would be stored in a DynamoDB table with `pk` as its key. */
-export interface ClaimItem {
+/** One item per record key, as it would be stored in a DynamoDB table with `pk` as its key. */
+export interface RecordItem {
   pk: string;
-  /** Token of the latest claim; null once released or done. */
-  owner: string | null;
-  /** End of the running claim's lease (ms since the epoch). */
-  leaseUntil: number;
-  attempt: number;
-  done: boolean;
-  /** The item counts as absent after this (DynamoDB's TTL attribute deletes it some time later). */
-  expiresAt: number;
+  record: RunRecordDocument;
   /** Bumped by each write: `put` with `version = :seen` is the compare-and-set. */
   version: number;
 }
@@ -32,36 +28,26 @@ export class ConditionalCheckFailedError extends Error {
   override readonly name = 'ConditionalCheckFailedException';
 }
 
-/** The table: get, put and update, each write conditional. Every call yields to the event loop first. */
+/** The table: get and put, each put conditional. Every call yields to the event loop first. */
 export class ConditionalTable {
-  readonly items = new Map<string, ClaimItem>();
+  readonly items = new Map<string, RecordItem>();
 
-  async get(pk: string): Promise<ClaimItem | undefined> {
+  async get(pk: string): Promise<RecordItem | undefined> {
     await tick();
     const item = this.items.get(pk);
-    return item === undefined ? undefined : { ...item };
+    return item === undefined ? undefined : structuredClone(item);
   }
 
   /** PutItem with `ConditionExpression`: `condition(current)` must hold, else nothing is written. */
-  async put(item: Omit<ClaimItem, 'version'>, condition: (current: ClaimItem | undefined) => boolean): Promise<void> {
-    await tick();
-    const current = this.items.get(item.pk);
-    if (!condition(current)) throw new ConditionalCheckFailedError('The conditional request failed');
-    this.items.set(item.pk, { ...item, version: (current?.version ?? 0) + 1 });
-  }
-
-  /** UpdateItem with `ConditionExpression` on an existing item. */
-  async update(
+  async put(
     pk: string,
-    changes: (current: ClaimItem) => Partial<Omit<ClaimItem, 'pk' | 'version'>>,
-    condition: (current: ClaimItem) => boolean,
+    record: RunRecordDocument,
+    condition: (current: RecordItem | undefined) => boolean,
   ): Promise<void> {
     await tick();
     const current = this.items.get(pk);
-    if (current === undefined || !condition(current)) {
-      throw new ConditionalCheckFailedError('The conditional request failed');
-    }
-    this.items.set(pk, { ...current, ...changes(current), version: current.version + 1 });
+    if (!condition(current)) throw new ConditionalCheckFailedError('The conditional request failed');
+    this.items.set(pk, { pk, record: structuredClone(record), version: (current?.version ?? 0) + 1 });
   }
 
   async delete(pk: string): Promise<void> {
@@ -72,11 +58,14 @@ export class ConditionalTable {
 
 /** Options of the example store. */
 export interface ConditionalPutIdempotencyStoreOptions {
-  /** How long the attempt count of a key that never completes is kept. Default 3 days. */
+  /** How long the attempt count of a run that never completes is kept. Default 3 days. */
   attemptsTtlMs?: number;
   /** Clock in ms since the epoch. Default `Date.now` (a real table uses the writer's clock). */
   now?: () => number;
 }
+
+/** Lost races in a row after which a claim answers busy (the winners hold the record). */
+const MAX_TRIES = 8;
 
 /** An `IdempotencyStore` on conditional writes: the shape a DynamoDB store takes. */
 export class ConditionalPutIdempotencyStore implements IdempotencyStore {
@@ -91,68 +80,50 @@ export class ConditionalPutIdempotencyStore implements IdempotencyStore {
     this.#now = options.now ?? Date.now;
   }
 
-  async claim(key: string, leaseMs: number): Promise<IdempotencyClaim> {
-    // A lost race re-reads once: the winner's item then says done or busy.
-    for (let tries = 0; tries < 2; tries += 1) {
-      const now = this.#now();
+  async claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
+    for (let tries = 0; tries < MAX_TRIES; tries += 1) {
       const seen = await this.table.get(key);
-      const live = seen !== undefined && seen.expiresAt > now;
-      if (live && seen.done) return { status: 'done' };
-      if (live && seen.owner !== null && seen.leaseUntil > now) return { status: 'busy' };
-      const token = randomUUID();
-      const attempt = live ? seen.attempt + 1 : 1;
-      try {
-        await this.table.put(
-          {
-            pk: key,
-            owner: token,
-            leaseUntil: now + leaseMs,
-            attempt,
-            done: false,
-            expiresAt: now + Math.max(this.#attemptsTtlMs, leaseMs),
-          },
-          // attribute_not_exists(pk) OR version = :seen
-          (current) => (seen === undefined ? current === undefined : current?.version === seen.version),
-        );
-        return { status: 'claimed', token, attempt };
-      } catch (error) {
-        if (!(error instanceof ConditionalCheckFailedError)) throw error;
-      }
+      const { claim, document, changed } = runRecord.claim(
+        seen?.record,
+        request,
+        this.#now(),
+        randomUUID(),
+        this.#attemptsTtlMs,
+      );
+      if (!changed) return claim;
+      if (await this.#putIfUnchanged(key, document, seen)) return claim;
     }
     return { status: 'busy' };
   }
 
-  async complete(key: string, token: string, retentionMs: number): Promise<void> {
-    const now = this.#now();
-    await this.ifOwner(key, token, now, () => ({
-      done: true,
-      owner: null,
-      leaseUntil: 0,
-      expiresAt: now + retentionMs,
-    }));
+  async complete(key: string, completion: RunCompletion): Promise<void> {
+    await this.#change(key, (record) => runRecord.complete(record, completion, this.#now()));
   }
 
-  async release(key: string, token: string): Promise<void> {
-    await this.ifOwner(key, token, this.#now(), () => ({ owner: null, leaseUntil: 0 }));
+  async release(key: string, release: RunRelease): Promise<void> {
+    await this.#change(key, (record) => runRecord.release(record, release, this.#now(), this.#attemptsTtlMs));
   }
 
-  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    const now = this.#now();
-    return this.ifOwner(key, token, now, (item) => ({
-      leaseUntil: now + leaseMs,
-      expiresAt: Math.max(item.expiresAt, now + leaseMs),
-    }));
+  async renew(key: string, renewal: RunRenewal): Promise<boolean> {
+    return this.#change(key, (record) => runRecord.renew(record, renewal, this.#now()));
   }
 
-  /** UpdateItem ... ConditionExpression `owner = :token AND done = false AND expiresAt > :now`; false when it did not hold. */
-  private async ifOwner(
-    key: string,
-    token: string,
-    now: number,
-    changes: (item: ClaimItem) => Partial<ClaimItem>,
-  ): Promise<boolean> {
+  /** Read, change, write back if nobody wrote since; again on a lost race. False when `change` says no. */
+  async #change(key: string, change: (record: RunRecordDocument | undefined) => RunRecordDocument | undefined) {
+    for (;;) {
+      const seen = await this.table.get(key);
+      const next = change(seen?.record);
+      if (next === undefined) return false;
+      if (await this.#putIfUnchanged(key, next, seen)) return true;
+    }
+  }
+
+  /** PutItem ... ConditionExpression `attribute_not_exists(pk) OR version = :seen`: false when another write came first. */
+  async #putIfUnchanged(key: string, record: RunRecordDocument, seen: RecordItem | undefined): Promise<boolean> {
     try {
-      await this.table.update(key, changes, (item) => item.owner === token && !item.done && item.expiresAt > now);
+      await this.table.put(key, record, (current) =>
+        seen === undefined ? current === undefined : current?.version === seen.version,
+      );
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedError) return false;

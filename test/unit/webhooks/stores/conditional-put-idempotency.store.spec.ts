@@ -1,15 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import type { IdempotencyStore } from '../../../../lib/index.js';
+import type { RunCompletion } from '../../../../lib/webhooks/index.js';
 import {
   describeIdempotencyStore,
   type IdempotencyStoreContractFramework,
   type IdempotencyStoreContractOptions,
 } from '../../../../lib/testing/index.js';
-import {
-  ConditionalPutIdempotencyStore,
-  ConditionalTable,
-  type ClaimItem,
-} from './conditional-put-idempotency.store.example.js';
+import { ConditionalPutIdempotencyStore, ConditionalTable } from './conditional-put-idempotency.store.example.js';
+import type { RunRecordDocument } from '../../../../lib/webhooks/index.js';
 
 /*
  * The store contract, run by a third party's store: the conditional-put example of
@@ -28,6 +26,8 @@ const contractOptions: IdempotencyStoreContractOptions<ConditionalPutIdempotency
     now += ms;
   },
   forget: (store, key) => tables.get(store)!.delete(key),
+  // The example keeps no watch list: the reconciler would keep one in memory beside it.
+  watchList: false,
 };
 
 describeIdempotencyStore(
@@ -88,43 +88,47 @@ describe('describeIdempotencyStore, used as a third party would', () => {
     expect(run.passed).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/\[W4\] grants exactly one of 100 concurrent claims/),
-        expect.stringMatching(/renew .* > answers false \(lease lost\) when the claim was deleted behind its back/),
+        expect.stringMatching(/renew .* > answers false \(lease lost\) when the record was deleted behind its back/),
       ]),
     );
   });
 
   it('fails a store whose claim is not a conditional write (two deliveries both get the claim)', async () => {
     class UnconditionalTable extends ConditionalTable {
-      override put(item: Omit<ClaimItem, 'version'>): Promise<void> {
-        return super.put(item, () => true);
+      override put(pk: string, record: RunRecordDocument): Promise<void> {
+        return super.put(pk, record, () => true);
       }
     }
     const racy = (): ConditionalPutIdempotencyStore =>
       new ConditionalPutIdempotencyStore(new UnconditionalTable(), { now: () => now });
-    const run = await runContract(racy, { elapse: contractOptions.elapse });
-    expect(run.failed.map((f) => f.name)).toEqual([
-      expect.stringMatching(/\[W4\] grants exactly one of 100 concurrent claims/),
-    ]);
+    const run = await runContract(racy, { elapse: contractOptions.elapse, watchList: false });
+    expect(run.failed.map((f) => f.name)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/\[W4\] grants exactly one of 100 concurrent claims/)]),
+    );
   });
 
   it('fails a store without renew on the renewal cases, naming the risk, unless renewal: false', async () => {
     const withoutRenew = (): IdempotencyStore => {
       const store = exampleStore();
       return {
-        claim: (key, leaseMs) => store.claim(key, leaseMs),
-        complete: (key, token, retentionMs) => store.complete(key, token, retentionMs),
-        release: (key, token) => store.release(key, token),
+        claim: (key, request) => store.claim(key, request),
+        complete: (key, completion) => store.complete(key, completion),
+        release: (key, release) => store.release(key, release),
       };
     };
-    const strict = await runContract(withoutRenew, { elapse: contractOptions.elapse });
+    const strict = await runContract(withoutRenew, { elapse: contractOptions.elapse, watchList: false });
     expect(strict.failed.length).toBeGreaterThan(0);
     for (const failure of strict.failed) {
       expect(failure.name).toMatch(/renew \(lease renewal while a handler runs\)/);
       expect(failure.error).toMatch(
-        /has no renew\(key, token, leaseMs\): a handler running past its lease may run twice/,
+        /has no renew\(key, \{ slot, token, leaseMs \}\): a handler running past its lease may run twice/,
       );
     }
-    const lenient = await runContract(withoutRenew, { elapse: contractOptions.elapse, renewal: false });
+    const lenient = await runContract(withoutRenew, {
+      elapse: contractOptions.elapse,
+      renewal: false,
+      watchList: false,
+    });
     expect(lenient.failed).toEqual([]);
     expect(lenient.passed.some((name) => name.includes('renew'))).toBe(false);
   });
@@ -144,12 +148,12 @@ describe('describeIdempotencyStore, used as a third party would', () => {
 
   it('fails a store that lets a foreign token complete a claim', async () => {
     class Trusting extends ConditionalPutIdempotencyStore {
-      override complete(key: string, _token: string, retentionMs: number): Promise<void> {
-        return this.takeOver(key).then((token) => super.complete(key, token, retentionMs));
+      override complete(key: string, completion: RunCompletion): Promise<void> {
+        return this.takeOver(key, completion.slot).then((token) => super.complete(key, { ...completion, token }));
       }
-      private async takeOver(key: string): Promise<string> {
+      private async takeOver(key: string, slot: string): Promise<string> {
         const item = await this.tableOf().get(key);
-        return item?.owner ?? '';
+        return item?.record.runs[slot]?.owner ?? '';
       }
       private tableOf(): ConditionalTable {
         return (this as unknown as { table: ConditionalTable }).table;
@@ -157,10 +161,11 @@ describe('describeIdempotencyStore, used as a third party would', () => {
     }
     const run = await runContract(() => new Trusting(new ConditionalTable(), { now: () => now }), {
       elapse: contractOptions.elapse,
+      watchList: false,
     });
     expect(run.failed.map((f) => f.name)).toEqual(
       expect.arrayContaining([
-        expect.stringMatching(/ignores complete and release with a token that does not own the lease/),
+        expect.stringMatching(/ignores complete and release with a token that does not own the slot/),
       ]),
     );
   });

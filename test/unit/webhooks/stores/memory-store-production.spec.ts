@@ -15,10 +15,10 @@ import { fixtureOptions } from '../../../fixtures/webhooks/webhook-app.fixture.j
 /** Stands in for a shared store (Redis, PostgreSQL, a third party's): any store that is not the in-memory one. */
 class SharedStore implements IdempotencyStore {
   readonly #inner = new MemoryIdempotencyStore();
-  claim: IdempotencyStore['claim'] = (key, leaseMs) => this.#inner.claim(key, leaseMs);
-  complete: IdempotencyStore['complete'] = (key, token, retentionMs) => this.#inner.complete(key, token, retentionMs);
-  release: IdempotencyStore['release'] = (key, token) => this.#inner.release(key, token);
-  renew: NonNullable<IdempotencyStore['renew']> = (key, token, leaseMs) => this.#inner.renew(key, token, leaseMs);
+  claim: IdempotencyStore['claim'] = (key, request) => this.#inner.claim(key, request);
+  complete: IdempotencyStore['complete'] = (key, completion) => this.#inner.complete(key, completion);
+  release: IdempotencyStore['release'] = (key, release) => this.#inner.release(key, release);
+  renew: NonNullable<IdempotencyStore['renew']> = (key, renewal) => this.#inner.renew(key, renewal);
 }
 
 let moduleRef: TestingModule | undefined;

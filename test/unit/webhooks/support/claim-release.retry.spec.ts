@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { MemoryIdempotencyStore } from '../../../../lib/index.js';
+import type { RunCompletion, RunRelease } from '../../../../lib/webhooks/index.js';
+
+const run = { slot: 'succeeded|H.paid', eventId: '5d1c0f8e-2a3b-4c5d-8e6f-7a8b9c0d1e2f', leaseMs: 60_000 };
 import { retryCompleteLater, retryReleaseLater } from '../../../../lib/webhooks/support/claim-release.retry.js';
 
 /*
@@ -21,28 +24,28 @@ describe('retryReleaseLater', () => {
     const release = store.release.bind(store);
     let down = true;
     let calls = 0;
-    store.release = async (key: string, token: string) => {
+    store.release = async (key: string, request: RunRelease) => {
       calls++;
       if (down) throw new Error('connect ECONNREFUSED');
-      return release(key, token);
+      return release(key, request);
     };
     return { store, calls: () => calls, setDown: (value) => (down = value) };
   }
 
   it('releases the claim once the store is back, so a redelivery can claim it at once', async () => {
     const { store, calls, setDown } = flakyStore();
-    const claim = await store.claim('evt_1:H.paid', 60_000);
+    const claim = await store.claim('evt_1:H.paid', run);
     expect(claim.status).toBe('claimed');
     const token = (claim as { token: string }).token;
-    retryReleaseLater(store, 'evt_1:H.paid', token, [10, 20, 40]);
+    retryReleaseLater(store, 'evt_1:H.paid', { slot: run.slot, token }, [10, 20, 40]);
 
     await jest.advanceTimersByTimeAsync(10);
     expect(calls()).toBe(1); // still down
-    expect((await store.claim('evt_1:H.paid', 60_000)).status).toBe('busy');
+    expect((await store.claim('evt_1:H.paid', run)).status).toBe('busy');
     setDown(false);
     await jest.advanceTimersByTimeAsync(20);
     expect(calls()).toBe(2);
-    expect((await store.claim('evt_1:H.paid', 60_000)).status).toBe('claimed');
+    expect((await store.claim('evt_1:H.paid', run)).status).toBe('claimed');
     await jest.advanceTimersByTimeAsync(1000);
     expect(calls()).toBe(2); // done: no more tries
   });
@@ -51,28 +54,33 @@ describe('retryReleaseLater', () => {
     const store = new MemoryIdempotencyStore();
     const complete = store.complete.bind(store);
     let down = true;
-    store.complete = async (key: string, token: string, retentionMs: number) => {
+    store.complete = async (key: string, completion: RunCompletion) => {
       if (down) throw new Error('connect ECONNREFUSED');
-      return complete(key, token, retentionMs);
+      return complete(key, completion);
     };
-    const claim = (await store.claim('evt_3:H.paid', 60_000)) as { token: string };
-    retryCompleteLater(store, 'evt_3:H.paid', claim.token, 60_000, [10, 20]);
+    const claim = (await store.claim('evt_3:H.paid', run)) as { token: string };
+    retryCompleteLater(
+      store,
+      'evt_3:H.paid',
+      { slot: run.slot, token: claim.token, eventId: run.eventId, retentionMs: 60_000 },
+      [10, 20],
+    );
     await jest.advanceTimersByTimeAsync(10);
-    expect((await store.claim('evt_3:H.paid', 60_000)).status).toBe('busy');
+    expect((await store.claim('evt_3:H.paid', run)).status).toBe('busy');
     down = false;
     await jest.advanceTimersByTimeAsync(20);
-    expect((await store.claim('evt_3:H.paid', 60_000)).status).toBe('done');
+    expect((await store.claim('evt_3:H.paid', run)).status).toBe('done');
   });
 
   it('gives up after the last delay (the lease still ends) and never frees a claim another owner took', async () => {
     const { store, calls, setDown } = flakyStore();
-    await store.claim('evt_2:H.paid', 60_000);
-    retryReleaseLater(store, 'evt_2:H.paid', 'not-the-owner', [10, 20]);
+    await store.claim('evt_2:H.paid', run);
+    retryReleaseLater(store, 'evt_2:H.paid', { slot: run.slot, token: 'not-the-owner' }, [10, 20]);
     await jest.advanceTimersByTimeAsync(10);
     setDown(false);
     await jest.advanceTimersByTimeAsync(20);
     expect(calls()).toBe(2);
-    expect((await store.claim('evt_2:H.paid', 60_000)).status).toBe('busy'); // owner-only: still held
+    expect((await store.claim('evt_2:H.paid', run)).status).toBe('busy'); // owner-only: still held
     await jest.advanceTimersByTimeAsync(10_000);
     expect(calls()).toBe(2);
   });
