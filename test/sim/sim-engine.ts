@@ -38,6 +38,31 @@ export class SimWatchList {
 
 export class SimEngine {
   readonly records = new MemoryIdempotencyStore({ maxEntries: 1_000_000, now: () => Date.now() });
+  /** Claims granted: token -> the process it went to (`heard` false when its answer was lost). */
+  readonly granted = new Map<string, { proc: number; heard: boolean }>();
+  /** Tokens whose owner sent a completion or a release. */
+  readonly ended = new Set<string>();
+  /**
+   * Connections stalled until a time (a process paused, or cut off from the engine): their calls land
+   * only then, when what they say may be stale (another process took a lapsed lease meanwhile).
+   */
+  readonly stalledUntil = new WeakMap<() => boolean, number>();
+  /** Told when a call broke the engine's own rules (a token acting on a run it does not own). */
+  broke: (detail: string) => void = () => undefined;
+
+  /** The owner token of a run now (undefined: nobody's). */
+  ownerOf(key: string, slot: string): string | undefined {
+    return this.records.snapshot()[key]?.runs[slot]?.owner;
+  }
+
+  /** Applies `change` to a run owned by `token`; another owner's run must come out of it unchanged. */
+  asOwner(key: string, slot: string, token: string, what: string, change: () => void): void {
+    const before = this.ownerOf(key, slot);
+    change();
+    if (before !== undefined && before !== token && this.ownerOf(key, slot) !== before) {
+      this.broke(`a ${what} with the token of an earlier run changed ${key} ${slot}, another run's`);
+    }
+  }
   readonly watchLists = new Map<string, SimWatchList>();
   faults: SimFaults = { failBefore: 0, failAfter: 0 };
 
@@ -52,8 +77,17 @@ export class SimEngine {
     return list;
   }
 
-  /** One call of a process: some latency, perhaps a fault, never settled once `alive()` says no. */
-  call<T>(alive: () => boolean, what: string, apply: () => T): Promise<T> {
+  /**
+   * One call of a process: some latency, perhaps a fault, never settled once `alive()` says no.
+   * `unheard` is told the value of a call that applied but whose answer was lost.
+   */
+  call<T>(
+    alive: () => boolean,
+    what: string,
+    apply: () => T,
+    unheard?: (value: T) => void,
+    heard?: (value: T) => void,
+  ): Promise<T> {
     if (!alive()) return new Promise<T>(() => undefined);
     const draw = this.random.next();
     const fault =
@@ -62,13 +96,17 @@ export class SimEngine {
         : draw < this.faults.failBefore + this.faults.failAfter
           ? 'after'
           : undefined;
-    const delay = this.random.int(0, 4);
+    const delay = this.random.int(0, 4) + Math.max(0, (this.stalledUntil.get(alive) ?? 0) - Date.now());
     return new Promise<T>((resolve, reject) => {
       setTimeout(() => {
         if (!alive()) return;
         if (fault === 'before') return reject(new Error(`sim store: ${what} timed out`));
         const value = apply();
-        if (fault === 'after') return reject(new Error(`sim store: ${what} applied, reply lost`));
+        if (fault === 'after') {
+          unheard?.(value);
+          return reject(new Error(`sim store: ${what} applied, reply lost`));
+        }
+        heard?.(value);
         resolve(value);
       }, delay);
     });
@@ -82,21 +120,48 @@ export class SimIdempotencyStore implements IdempotencyStore {
     private readonly alive: () => boolean,
     /** Told when a completion's answer is lost: its handler may legitimately run again once its lease lapses. */
     private readonly lostCompletion: (key: string, completion: RunCompletion) => void = () => undefined,
+    private readonly proc = -1,
+    /** Who hears of the claims granted now (asked when a claim is sent: the dispatch making it). */
+    private readonly claimant: () => ((token: string, slot: string) => void) | undefined = () => undefined,
   ) {}
 
   claim(key: string, request: RunClaimRequest): Promise<IdempotencyClaim> {
-    return this.engine.call(this.alive, 'claim', () => this.engine.records.claim(key, request) as IdempotencyClaim);
+    const heardBy = this.claimant();
+    return this.engine.call(
+      this.alive,
+      'claim',
+      () => {
+        const claim = this.engine.records.claim(key, request) as IdempotencyClaim;
+        if (claim.status === 'claimed') this.engine.granted.set(claim.token, { proc: this.proc, heard: true });
+        return claim;
+      },
+      (claim) => {
+        // Granted, but nobody heard it: its lease just lapses.
+        if (claim.status === 'claimed') this.engine.granted.set(claim.token, { proc: this.proc, heard: false });
+      },
+      (claim) => {
+        if (claim.status === 'claimed') heardBy?.(claim.token, request.slot);
+      },
+    );
   }
   complete(key: string, completion: RunCompletion): Promise<void> {
+    this.engine.ended.add(completion.token);
     return this.engine
-      .call(this.alive, 'complete', () => this.engine.records.complete(key, completion))
+      .call(this.alive, 'complete', () =>
+        this.engine.asOwner(key, completion.slot, completion.token, 'completion', () =>
+          this.engine.records.complete(key, completion),
+        ),
+      )
       .catch((error: unknown) => {
         this.lostCompletion(key, completion);
         throw error;
       });
   }
   release(key: string, release: RunRelease): Promise<void> {
-    return this.engine.call(this.alive, 'release', () => this.engine.records.release(key, release));
+    this.engine.ended.add(release.token);
+    return this.engine.call(this.alive, 'release', () =>
+      this.engine.asOwner(key, release.slot, release.token, 'release', () => this.engine.records.release(key, release)),
+    );
   }
   renew(key: string, renewal: RunRenewal): Promise<boolean> {
     return this.engine.call(this.alive, 'renew', () => this.engine.records.renew(key, renewal));

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   PaymentsApiError,
   PaymentsConnectionError,
@@ -21,6 +22,8 @@ import { dispatchPluginsOf, intentWatchStoreFor } from '../../lib/webhooks/payme
 import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
 import { standardWebhooksVerifier } from '../../lib/index.js';
 import { SimEngine, SimIdempotencyStore } from './sim-engine.js';
+import { ScriptedInboxDatabase } from '../model/scripted-inbox.database.js';
+import { PaymentsInbox } from '../../lib/webhooks/transactional/payments-inbox.js';
 import { SimRandom } from './sim-random.js';
 
 /*
@@ -67,6 +70,8 @@ const HANDLERS = [
   { id: 'Shop.paid', patterns: ['payment_intent.succeeded'] },
   { id: 'Shop.released', patterns: ['payment_intent.cancelled'] },
   { id: 'Audit.any', patterns: ['payment_intent.*'] },
+  // In the transactional inbox: its effect commits with its record, so it runs exactly once, no window.
+  { id: 'Ledger.paid', patterns: ['payment_intent.succeeded'], transactional: true },
 ] as const;
 
 /** States an intent moves through: some recur, the last one is where it stays. */
@@ -100,6 +105,10 @@ interface SimEvent {
 interface DispatchTrace {
   proc: SimProcess;
   effects: string[];
+  /** Its process stalled past the lease while it ran: what it writes may be written again. */
+  lapsed?: boolean;
+  /** The runs it claimed (heard): each must be completed or released before it answers. */
+  tokens: Array<{ token: string; slot: string }>;
 }
 
 export interface Violation {
@@ -111,6 +120,8 @@ export interface Violation {
 
 class SimProcess {
   alive = true;
+  /** The process's connection to the engine (its `alive`), by which a stall delays its calls. */
+  connection: () => boolean = () => this.alive;
   readonly dispatchers = new Map<InstanceName, PaymentEventsDispatcher>();
   readonly reconcilers = new Map<InstanceName, PaymentsReconciler>();
   readonly createdListeners = new Map<InstanceName, CreatedIntentListener>();
@@ -128,6 +139,8 @@ export interface SimSettings {
   storeFaults: number;
   crashes: number;
   deploys: number;
+  /** Pauses of a process past the claims' lease (its calls to the engine land when it resumes). */
+  stalls: number;
 }
 
 export const DEFAULT_SETTINGS: SimSettings = {
@@ -138,6 +151,7 @@ export const DEFAULT_SETTINGS: SimSettings = {
   storeFaults: 0.03,
   crashes: 3,
   deploys: 2,
+  stalls: 3,
 };
 
 export class SimWorld {
@@ -148,6 +162,10 @@ export class SimWorld {
   readonly intents = new Map<string, SimIntent>();
   readonly events: SimEvent[] = [];
   readonly processes: SimProcess[] = [];
+  /** PostgreSQL as the transactional inbox uses it (one database for every process). */
+  readonly inboxDb = new ScriptedInboxDatabase();
+  /** Which dispatch a store call comes from (the claims it was granted are its own). */
+  private readonly dispatching = new AsyncLocalStorage<DispatchTrace>();
   /** Effects by `instance|occurrence|handler`: a terminal state's occurrence is `intent:state`, another state's the event id. */
   readonly effects = new Map<string, number>();
   /** Effects that may legitimately run again: written, then the process died or the store lost the completion. */
@@ -168,6 +186,8 @@ export class SimWorld {
   ) {
     this.random = new SimRandom(seed);
     this.engine = new SimEngine(this.random);
+    this.engine.broke = (detail) =>
+      this.violate({ kind: 'token broken', detail, intent: detail.match(/i:([0-9a-f-]{36})/)?.[1] });
     this.runtime = {
       now: () => Date.now(),
       sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
@@ -190,15 +210,29 @@ export class SimWorld {
     const proc = new SimProcess(this.nextProcess++, release);
     this.processes.push(proc);
     this.log(`process ${proc.id} starts (${release.label})`);
-    const alive = () => proc.alive;
+    const alive = proc.connection;
     for (const instance of INSTANCES) {
       const webhooks = validateWebhooksOptions(
         {
           verifier: standardWebhooksVerifier({ secrets: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' }),
-          store: new SimIdempotencyStore(this.engine, alive, (key, completion) =>
-            this.completionLost(instance, key, completion),
+          store: new SimIdempotencyStore(
+            this.engine,
+            alive,
+            (key, completion) => this.completionLost(instance, key, completion),
+            proc.id,
+            () => {
+              const trace = this.dispatching.getStore();
+              return trace && ((token, slot) => void trace.tokens.push({ token, slot }));
+            },
           ),
           claimTtlSeconds: 20,
+          transactions: {
+            runner: this.inboxDb.runner(
+              { step: (kind, _about, _faultable, apply) => this.engine.call(alive, kind, apply), ghosts: [] },
+              String(proc.id),
+            ),
+            createTable: false,
+          },
           ...(release.reconcile ? { reconcile: release.reconcile } : {}),
         },
         'sandbox',
@@ -210,6 +244,7 @@ export class SimWorld {
         registry.register({
           id: handler.id,
           patterns: [...handler.patterns],
+          options: 'transactional' in handler ? { transactional: true } : undefined,
           invoke: (event: PaymentEvent, ctx: PaymentEventContext) =>
             this.runHandler(proc, instance, handler.id, event, ctx),
         });
@@ -225,7 +260,7 @@ export class SimWorld {
         this.runtime,
         client,
         undefined,
-        dispatchPluginsOf(webhooks, { watchList }),
+        dispatchPluginsOf(webhooks, { watchList, inbox: new PaymentsInbox(webhooks, this.runtime, registry) }),
       );
       proc.dispatchers.set(instance, dispatcher);
       if (watchList) {
@@ -246,6 +281,8 @@ export class SimWorld {
   crash(proc: SimProcess): void {
     if (!proc.alive) return;
     proc.alive = false;
+    // The database rolls back what its connections had open.
+    this.inboxDb.abortOpen(String(proc.id));
     this.log(`process ${proc.id} crashes`);
     // What it wrote and had not recorded as complete may run again: the at-least-once window.
     for (const trace of this.openTraces) {
@@ -254,6 +291,21 @@ export class SimWorld {
       this.openTraces.delete(trace);
     }
     for (const reconciler of proc.reconcilers.values()) void reconciler.onApplicationShutdown();
+  }
+
+  /**
+   * The process pauses (a long GC, a VM migration) or loses the engine for `ms`, longer than the claims'
+   * lease: its calls land when it resumes, and another process may have taken its lapsed claims. What
+   * its runs in flight wrote may be written again: the documented window of a lapsed lease.
+   */
+  stall(proc: SimProcess, ms: number): void {
+    this.log(`process ${proc.id} stalls for ${ms} ms`);
+    this.engine.stalledUntil.set(proc.connection, Date.now() + ms);
+    for (const trace of this.openTraces) {
+      if (trace.proc !== proc) continue;
+      trace.lapsed = true;
+      for (const effect of trace.effects) this.excuse(effect);
+    }
   }
 
   alive(): SimProcess[] {
@@ -357,7 +409,7 @@ export class SimWorld {
     // A process that dies mid-delivery never answers: the service's request times out, and it retries.
     const result = await Promise.race([
       dispatcher.dispatch(payload, { receivedAt: new Date(), deliveryAttempt: attempt }),
-      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 60_000)),
+      new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 15_000)),
     ]);
     if (result === undefined) {
       this.log(`${event.instance}: event ${event.id} to process ${proc.id}: no answer`);
@@ -382,11 +434,21 @@ export class SimWorld {
   private traced(proc: SimProcess, dispatcher: PaymentEventsDispatch): PaymentEventsDispatch {
     return {
       dispatch: (event: PaymentEvent, meta: DispatchMeta) => {
-        const trace: DispatchTrace = { proc, effects: [] };
+        const trace: DispatchTrace = { proc, effects: [], tokens: [] };
         this.inFlight.set(event, trace);
         this.openTraces.add(trace);
         const settled = (result: DispatchResult): DispatchResult => {
           this.openTraces.delete(trace);
+          // Every run this dispatch claimed (and heard of) was completed or released before it answered.
+          for (const { token, slot } of trace.tokens) {
+            if (!this.engine.ended.has(token) && proc.alive) {
+              this.violate({
+                kind: 'claim left held',
+                detail: `process ${proc.id} answered ${event.event} ${event.id} (${result.outcome}) holding ${slot}, never completed nor released`,
+                intent: String((event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id ?? ''),
+              });
+            }
+          }
           // A handler that ran but whose completion the store did not record may run again.
           const unrecorded = result.handlers.some(
             (h) => h.status === 'store_unavailable' && h.durationMs !== undefined,
@@ -394,7 +456,7 @@ export class SimWorld {
           if (unrecorded) for (const effect of trace.effects) this.excuse(effect);
           return result;
         };
-        const result = dispatcher.dispatch(event, meta);
+        const result = this.dispatching.run(trace, () => dispatcher.dispatch(event, meta));
         return typeof (result as Promise<DispatchResult>).then === 'function'
           ? (result as Promise<DispatchResult>).then(settled)
           : settled(result as DispatchResult);
@@ -427,9 +489,20 @@ export class SimWorld {
     const trace = this.inFlight.get(event);
     if (this.random.chance(0.08)) throw new Error(`${handler} failed (simulated)`);
     // Most handlers are quick; some outlast the claim's lease (renewed while they run).
-    const ms = this.random.chance(0.05) ? this.random.int(20_000, 45_000) : this.random.int(0, 300);
+    let ms = this.random.chance(0.05) ? this.random.int(20_000, 45_000) : this.random.int(0, 2_000);
+    // Now and then the process pauses while this handler runs, past the lease: its claim lapses.
+    let stalled = false;
+    if (this.random.chance(0.05)) {
+      const pause = this.random.int(21_000, 40_000);
+      this.stall(proc, pause);
+      ms += pause;
+      stalled = true;
+    }
     await new Promise((resolve) => setTimeout(resolve, ms));
     if (!proc.alive) return new Promise(() => undefined);
+    // Some fail after their work (a paused one often: its connections broke), when the claim may be
+    // another's by now.
+    if (this.random.chance(stalled ? 0.5 : 0.04)) throw new Error(`${handler} failed after its work (simulated)`);
     const intentId = String(
       (event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id ?? '',
     ).toLowerCase();
@@ -450,6 +523,29 @@ export class SimWorld {
     // One occurrence per final state of an intent; a recurring state's occurrence is its event.
     const occurrence = terminal ? `${intentId}:${state}` : event.id;
     const effect = `${instance}|${occurrence}|${handler}`;
+    // A transactional handler's effect is its transaction's: written when it commits, and never excused.
+    if (ctx.transaction !== undefined) {
+      this.inboxDb.onCommit(ctx.transaction, () =>
+        this.wrote(proc, instance, handler, event, ctx, effect, occurrence, intentId, state, undefined),
+      );
+      return;
+    }
+    this.wrote(proc, instance, handler, event, ctx, effect, occurrence, intentId, state, trace);
+  }
+
+  private wrote(
+    proc: SimProcess,
+    instance: InstanceName,
+    handler: string,
+    event: PaymentEvent,
+    ctx: PaymentEventContext,
+    effect: string,
+    occurrence: string,
+    intentId: string,
+    state: string,
+    trace: DispatchTrace | undefined,
+  ): void {
+    if (trace?.lapsed) this.excuse(effect);
     const count = (this.effects.get(effect) ?? 0) + 1;
     this.effects.set(effect, count);
     trace?.effects.push(effect);
@@ -507,6 +603,15 @@ export class SimWorld {
           if (!victim) return;
           this.crash(victim);
           setTimeout(() => this.start(this.release), random.int(500, 5_000)); // the release deployed by then
+        },
+        random.int(1_000, settings.chaosMs),
+      );
+    }
+    for (let p = 0; p < settings.stalls; p++) {
+      setTimeout(
+        () => {
+          const victim = random.pick(this.alive());
+          if (victim) this.stall(victim, random.int(21_000, 40_000));
         },
         random.int(1_000, settings.chaosMs),
       );
@@ -589,6 +694,21 @@ export class SimWorld {
       const effect = `${event.instance}|${event.id}|Audit.any`;
       if (!this.effects.get(effect)) {
         this.violate({ kind: 'lost effect', detail: `${effect} (${event.state}) never ran`, intent: event.intent });
+      }
+    }
+    // A claim whose owner (alive, and told it was granted) never completed nor released it is held
+    // until its lease ends: every redelivery meanwhile is answered 409 for nothing.
+    const now = Date.now();
+    for (const [key, record] of Object.entries(this.engine.records.snapshot())) {
+      for (const [slot, run] of Object.entries(record.runs)) {
+        const granted = run.owner === undefined ? undefined : this.engine.granted.get(run.owner);
+        if (granted === undefined || !granted.heard || run.until <= now || this.engine.ended.has(run.owner!)) continue;
+        if (!this.processes[granted.proc]?.alive) continue;
+        this.violate({
+          kind: 'claim left held',
+          detail: `${key} ${slot}: process ${granted.proc} never completed nor released it`,
+          intent: key.slice(-36),
+        });
       }
     }
     for (const [scope, list] of this.engine.watchLists) {

@@ -204,6 +204,9 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     // Held for the longest a sweep should take, and a sweep interval more; renewed while it runs.
     const leaseMs = batchSize * minRetrieveGapMs + 2 * everyMs;
     let due: WatchedIntent[];
+    // The lease runs from when it was asked for: a slow answer (or a slow read of the due list) never
+    // lets this process check intents on a lease that has already ended.
+    const askedAt = this.runtime.now();
     try {
       if (!(await this.store.lease(this.owner, leaseMs))) return result;
       result.swept = true;
@@ -215,7 +218,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
       return { ...result, stopped: 'store_unavailable' };
     }
     this.batchWasFull = due.length >= batchSize;
-    const lease = keepLease(this.store, this.owner, leaseMs, () => this.runtime.now());
+    const lease = keepLease(this.store, this.owner, leaseMs, () => this.runtime.now(), askedAt);
     try {
       const check = (intent: WatchedIntent) =>
         this.checker!.check(intent, result).catch((error: unknown) => {

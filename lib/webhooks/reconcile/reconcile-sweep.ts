@@ -107,9 +107,11 @@ export function keepLease(
   owner: string,
   leaseMs: number,
   now: () => number,
+  /** When the lease now held was asked for (before the call that granted it): it runs from then. */
+  grantedAt: number = now(),
 ): KeptLease {
   let lost = false;
-  let renewedAt = now();
+  let renewedAt = grantedAt;
   const everyMs = Math.max(1, Math.floor(leaseMs / 3));
   const renew = async (): Promise<void> => {
     const started = now();

@@ -156,6 +156,25 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     return this.#active.size + this.#settled.size;
   }
 
+  /**
+   * @internal The records as plain data, by key (the protocol's model check compares the states it
+   * reaches by them): completed runs, version, runs in flight or released, and whether watched.
+   */
+  snapshot(): Record<string, { done: string; version: number; runs: Record<string, Run>; watched: boolean }> {
+    const out: Record<string, { done: string; version: number; runs: Record<string, Run>; watched: boolean }> = {};
+    for (const records of [this.#active, this.#settled]) {
+      for (const [key, record] of records) {
+        out[key] = {
+          done: record.done,
+          version: record.version,
+          runs: Object.fromEntries([...(record.runs ?? [])].map(([slot, run]) => [slot, { ...run }])),
+          watched: record.watch !== undefined,
+        };
+      }
+    }
+    return out;
+  }
+
   async close(): Promise<void> {
     this.#active.clear();
     this.#settled.clear();
