@@ -1,5 +1,4 @@
 import 'reflect-metadata';
-import { randomUUID } from 'node:crypto';
 import {
   MemoryIdempotencyStore,
   standardWebhooksVerifier,
@@ -26,7 +25,6 @@ import type { PaymentsDispatchPlugin } from '../../lib/webhooks/contracts/dispat
 import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
 import { dispatchPluginsOf } from '../../lib/webhooks/payments-webhooks.plugins.js';
 import { PaymentsInbox } from '../../lib/webhooks/transactional/payments-inbox.js';
-import { stateOfSlot } from '../../lib/webhooks/records/record-keys.js';
 import { ScriptedInboxDatabase } from './scripted-inbox.database.js';
 import { Scheduler, type Bounds } from './model-scheduler.js';
 
@@ -437,7 +435,6 @@ export class World {
       this.violate('watched forever', `${INTENT} is still watched after its terminal state settled`);
     }
     if (this.inboxDb.locked()) this.violate('inbox lock left', 'a transaction never ended');
-    void stateOfSlot;
   }
 }
 
