@@ -1,12 +1,7 @@
 import { fail, isObject, kind } from '../../errors/payments-option.checks.js';
+import type { PaymentsBrokerRetryOptions } from '../broker-retry.options.js';
 
-/** How a delivery that should be tried again (busy, failed, store down) is retried, then parked. */
-export interface PaymentsBrokerRetryOptions {
-  /** How long a message waits before it is delivered again, in ms. Default 30000. */
-  delayMs?: number;
-  /** Deliveries of one message, the first included, before it is parked in the dead-letter queue. Default 5. */
-  maxAttempts?: number;
-}
+export type { PaymentsBrokerRetryOptions } from '../broker-retry.options.js';
 
 /** Options of the RabbitMQ consumer (`createPaymentsRabbitMqServer` and `PaymentsRabbitMqModule.register`: give both the same). */
 export interface PaymentsRabbitMqOptions {
