@@ -56,7 +56,11 @@ export function createPaymentsWebhookHandler(options: PaymentsWebhookHandlerOpti
 
   const start = (): Promise<{ app: INestApplicationContext; receiver: PaymentsWebhookReceiver }> => {
     started ??= (async () => {
-      const app = await NestFactory.createApplicationContext(options.module, options.contextOptions);
+      // abortOnError false: a context that cannot start rejects (answered 503) instead of ending the process.
+      const app = await NestFactory.createApplicationContext(options.module, {
+        abortOnError: false,
+        ...options.contextOptions,
+      });
       try {
         return { app, receiver: app.get<PaymentsWebhookReceiver>(token, { strict: false }) };
       } catch (error) {

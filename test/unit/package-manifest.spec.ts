@@ -43,11 +43,13 @@ function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
 describe('package manifest', () => {
   it('ships one CommonJS build for require and thin ES module wrappers of it for import (., ./testing, ./health: types, import, require, default)', () => {
     expect(manifest.type).toBe('module'); // the sources; dist/cjs/ carries its own {"type":"commonjs"}
-    for (const entry of ['.', './testing', './health']) {
-      const sub = entry === '.' ? '' : `${entry.slice(2)}/`;
+    for (const entry of ['.', './testing', './health', './serverless', './rabbitmq', './nats']) {
+      // The broker entries are built from lib/brokers/<broker>/.
+      const folder = entry === './rabbitmq' || entry === './nats' ? `./brokers/${entry.slice(2)}` : entry;
+      const sub = entry === '.' ? '' : `${folder.slice(2)}/`;
       expect(manifest.exports[entry]).toEqual({
         types: `./dist/cjs/${sub}index.d.ts`,
-        import: `./dist/esm/${sub}index.js`,
+        import: `./dist/esm/${entry === '.' ? '' : `${entry.slice(2)}/`}index.js`,
         require: `./dist/cjs/${sub}index.js`,
         default: `./dist/cjs/${sub}index.js`,
       });
@@ -77,18 +79,22 @@ describe('package manifest', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('loads optional peers (bullmq, ioredis, pg, drizzle-orm, CLS, OpenTelemetry, terminus) only lazily or as types, so the module works without them', () => {
+  it('loads optional peers (bullmq, ioredis, pg, drizzle-orm, CLS, OpenTelemetry, terminus, the broker clients and @nestjs/microservices) only lazily or as types, so the module works without them', () => {
     const imports = bareImports();
     const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
       .filter(([, meta]) => meta.optional)
       .map(([name]) => name);
     expect(optional.sort()).toEqual([
       '@nestjs-cls/transactional',
+      '@nestjs/microservices',
       '@nestjs/terminus',
       '@opentelemetry/api',
+      'amqp-connection-manager',
+      'amqplib',
       'bullmq',
       'drizzle-orm',
       'ioredis',
+      'nats',
       'nestjs-cls',
       'pg',
     ]);

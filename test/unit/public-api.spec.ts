@@ -118,6 +118,9 @@ const WEBHOOKS: Surface = {
     'RedisIntentWatchStore',
     'PostgresIntentWatchStore',
     'intentWatchSchema',
+    // the entry point below HTTP (issue 43): the route, the broker consumers and the function handler call it
+    'PaymentsWebhookReceiver',
+    'getPaymentsWebhookReceiverToken',
   ],
   types: [
     ...ROOT.types.filter(
@@ -174,6 +177,10 @@ const WEBHOOKS: Surface = {
     'WatchedIntentKind',
     'PaymentsReconcileOptions',
     'ReconcileCadenceStep',
+    'PaymentsWebhookDelivery',
+    'PaymentsWebhookReceipt',
+    'WebhookReceiptBody',
+    'WebhookRejectionBody',
   ],
 };
 
@@ -228,6 +235,57 @@ const HEALTH: Surface = {
   types: ['PaymentsHealthCheckOptions', 'PaymentsStoreHealth', 'PaymentsQueueHealth', 'PaymentsInstanceHealth'],
 };
 
+/** `nestjs-payments/serverless` (issue 43): Nest in a function, and the forwarder at the edge (a function, a Nest route). */
+const SERVERLESS: Surface = {
+  values: ['createPaymentsWebhookHandler', 'createPaymentsForwarder', 'PaymentsForwarderModule'],
+  types: [
+    'PaymentsWebhookHandler',
+    'PaymentsWebhookHandlerOptions',
+    'PaymentsApplicationContextOptions',
+    'PaymentsForwarder',
+    'PaymentsForwarderOptions',
+    'PaymentsForwarderLogger',
+    'PaymentsForwardReceipt',
+    'PaymentsDeliveryPublisher',
+    'PaymentsForwarderModuleOptions',
+    'PaymentsForwarderModuleAsyncOptions',
+    'PaymentsForwardedDelivery',
+    'ServerlessHttpEvent',
+    'ServerlessHttpResult',
+  ],
+};
+
+/** `nestjs-payments/rabbitmq` (issue 43): the consumer on Nest's transport, the edge's publisher, the replay. */
+const RABBITMQ: Surface = {
+  values: [
+    'createPaymentsRabbitMqServer',
+    'PaymentsRabbitMqModule',
+    'RabbitMqDeliveryConsumer',
+    'rabbitMqPublisher',
+    'replayRabbitMqDeadLetters',
+    'rabbitMqQueues',
+  ],
+  types: [
+    'PaymentsRabbitMqOptions',
+    'PaymentsBrokerRetryOptions',
+    'RabbitMqDeliveryFate',
+    'RabbitMqPublisherOptions',
+    'RabbitMqReplayOptions',
+  ],
+};
+
+/** `nestjs-payments/nats` (issue 43): the JetStream consumer, the edge's publisher, the replay. */
+const NATS: Surface = {
+  values: ['PaymentsNatsModule', 'NatsDeliveryConsumer', 'natsPublisher', 'replayNatsDeadLetters', 'natsDeadLetters'],
+  types: [
+    'PaymentsNatsOptions',
+    'PaymentsBrokerRetryOptions',
+    'NatsDeliveryFate',
+    'NatsPublisherOptions',
+    'NatsReplayOptions',
+  ],
+};
+
 const root = process.cwd();
 const ENTRIES: Array<[entry: string, file: string, surface: Surface, load: () => Promise<object>]> = [
   ['nestjs-payments', 'lib/index.ts', ROOT, () => import('../../lib/index.js')],
@@ -235,6 +293,14 @@ const ENTRIES: Array<[entry: string, file: string, surface: Surface, load: () =>
   ['nestjs-payments/health', 'lib/health/index.ts', HEALTH, () => import('../../lib/health/index.js')],
   ['nestjs-payments/webhooks', 'lib/webhooks/index.ts', WEBHOOKS, () => import('../../lib/webhooks/index.js')],
   ['nestjs-payments/client', 'lib/client/index.ts', CLIENT, () => import('../../lib/client/index.js')],
+  ['nestjs-payments/serverless', 'lib/serverless/index.ts', SERVERLESS, () => import('../../lib/serverless/index.js')],
+  [
+    'nestjs-payments/rabbitmq',
+    'lib/brokers/rabbitmq/index.ts',
+    RABBITMQ,
+    () => import('../../lib/brokers/rabbitmq/index.js'),
+  ],
+  ['nestjs-payments/nats', 'lib/brokers/nats/index.ts', NATS, () => import('../../lib/brokers/nats/index.js')],
 ];
 
 const sorted = (names: string[]): string[] => [...names].sort((a, b) => a.localeCompare(b));
