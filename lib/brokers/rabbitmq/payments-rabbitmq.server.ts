@@ -1,5 +1,5 @@
 // Types only: @nestjs/microservices and amqplib are optional peers, loaded when the server is created.
-import type { CustomTransportStrategy } from '@nestjs/microservices';
+import type { CustomTransportStrategy, MessageHandler } from '@nestjs/microservices';
 import type { Channel } from 'amqplib';
 import { assertRabbitMqTopology, workQueueOptions } from './rabbitmq-topology.js';
 import { resolveRabbitMqOptions, type PaymentsRabbitMqOptions } from './rabbitmq.options.js';
@@ -19,8 +19,12 @@ import { resolveRabbitMqOptions, type PaymentsRabbitMqOptions } from './rabbitmq
 export async function createPaymentsRabbitMqServer(options: PaymentsRabbitMqOptions): Promise<CustomTransportStrategy> {
   const resolved = resolveRabbitMqOptions(options, 'createPaymentsRabbitMqServer');
   const { ServerRMQ, RmqContext } = await import('@nestjs/microservices');
+  const packet = Object.freeze({ pattern: resolved.pattern, data: undefined });
 
   class PaymentsRabbitMqServer extends ServerRMQ {
+    /** The queue's handler, looked up once (Nest's lookup JSON-parses the pattern, which throws for a plain one). */
+    private handler: MessageHandler | null = null;
+
     constructor() {
       super({
         urls: resolved.urls,
@@ -37,6 +41,12 @@ export async function createPaymentsRabbitMqServer(options: PaymentsRabbitMqOpti
       return super.setupChannel(channel, callback);
     }
 
+    override getHandlerByPattern(pattern: string): MessageHandler | null {
+      if (pattern !== resolved.pattern) return super.getHandlerByPattern(pattern);
+      this.handler ??= super.getHandlerByPattern(pattern);
+      return this.handler;
+    }
+
     /**
      * Every message of the queue is a delivery for this queue's handler: no JSON parse of the content (the
      * receiver verifies the bytes as they are) and no pattern read from it (a message says nothing to trust).
@@ -44,7 +54,7 @@ export async function createPaymentsRabbitMqServer(options: PaymentsRabbitMqOpti
     override async handleMessage(message: Record<string, unknown> | null, channel: unknown): Promise<void> {
       if (message === null || message === undefined) return;
       const context = new RmqContext([message, channel, resolved.pattern]);
-      return this.handleEvent(resolved.pattern, { pattern: resolved.pattern, data: undefined }, context);
+      return this.handleEvent(resolved.pattern, packet, context);
     }
   }
   return new PaymentsRabbitMqServer();

@@ -43,10 +43,21 @@ export const isBrokerHeader = (name: string): boolean =>
   name.startsWith('x-last-death-') ||
   name.startsWith('x-payments-');
 
-/** The headers the service sent (strings, as the forwarder published them), without what the broker added. */
+/**
+ * The headers the service sent (strings, as the forwarder published them), without what the broker added.
+ * The same object when it holds nothing else (a first delivery): no copy per message.
+ */
 export function serviceHeaders(headers: Message['properties']['headers']): Record<string, string> {
+  if (headers === undefined || headers === null) return {};
+  let clean = true;
+  for (const name in headers) {
+    if (typeof headers[name] !== 'string' || isBrokerHeader(name)) {
+      clean = false;
+      break;
+    }
+  }
+  if (clean) return headers as Record<string, string>;
   const out: Record<string, string> = {};
-  if (headers === undefined || headers === null) return out;
   for (const name in headers) {
     const value: unknown = headers[name];
     if (typeof value === 'string' && !isBrokerHeader(name)) out[name.toLowerCase()] = value;
