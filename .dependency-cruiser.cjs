@@ -14,7 +14,16 @@ const PACKAGES = ['core', 'npm', 'npm-dev', 'npm-peer', 'npm-optional', 'npm-bun
  * themselves across the line. A new import that goes up this list is either a cycle in the making or
  * a change of layering: move the area (one line here) in the same commit, reviewed as such.
  */
-const LAYERS = [['core'], ['errors'], ['telemetry'], ['postgres'], ['client'], ['webhooks'], ['health', 'testing']];
+const LAYERS = [
+  ['core'],
+  ['errors'],
+  ['telemetry'],
+  ['postgres'],
+  ['client'],
+  ['webhooks'],
+  ['health', 'testing', 'serverless'],
+  ['brokers'],
+];
 // The files at the root of lib/ (the module, its options and wiring) come above every area: no area imports them.
 
 /** The receiver's plug-ins: they reach the dispatcher through `PaymentsDispatchPlugin` only. */

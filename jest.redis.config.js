@@ -4,7 +4,11 @@ import { base } from './jest.base.js';
 export default {
   ...base,
   testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
-  // PostgreSQL suites run with `npm run test:postgres` (jest.postgres.config.js).
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/integration/postgres/'],
+  // PostgreSQL suites run with `npm run test:postgres` (jest.postgres.config.js), broker ones with `npm run test:brokers`.
+  testPathIgnorePatterns: [
+    '/node_modules/',
+    '<rootDir>/test/integration/postgres/',
+    '<rootDir>/test/integration/brokers/',
+  ],
   testTimeout: 120000,
 };

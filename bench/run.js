@@ -37,6 +37,7 @@ import {
 import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.js';
 import { packageVersion } from './lib/package-version.js';
 import { mergeReconcile } from './lib/reconcile-results.js';
+import { mergeReceive } from './lib/receive-results.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
@@ -74,6 +75,7 @@ if (args.render) {
   if (growth) latest.growth = growth;
   mergeEngines(latest);
   mergeReconcile(latest, benchDir);
+  mergeReceive(latest, benchDir);
   writeFileSync(latestFile, `${JSON.stringify(latest, null, 2)}\n`);
   writeFileSync(`${benchDir}RESULTS.md`, renderAll(latest, instructions));
   console.log(`Wrote ${latestFile} and ${benchDir}RESULTS.md from the run of ${latest.date}`);
@@ -707,6 +709,7 @@ if (outFile) {
   if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
   mergeEngines(results);
   if (results.config.mode !== 'quick') mergeReconcile(results, benchDir);
+  if (results.config.mode !== 'quick') mergeReceive(results, benchDir);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
   log(`Wrote ${outFile}`);
   if (!quick && !only) {

@@ -23,6 +23,13 @@ export { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
 export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
 export { PaymentEventIntentMissingError } from './handlers/payment-event.context.js';
 export { isPaymentsWebhookRoute } from './http/payments-webhook-route.helper.js';
+export { getPaymentsWebhookReceiverToken, PaymentsWebhookReceiver } from './receiver/payments-webhook.receiver.js';
+export type {
+  PaymentsWebhookDelivery,
+  PaymentsWebhookReceipt,
+  WebhookReceiptBody,
+  WebhookRejectionBody,
+} from './contracts/payments-webhook-receipt.types.js';
 export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './contracts/payments-webhooks.constants.js';
 export * from './verifiers/index.js';
 export * from './stores/index.js';

@@ -37,7 +37,8 @@ import {
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { validateWebhooksOptions } from './payments-webhooks.validator.js';
 import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
-import { WebhookDeliveryChecks } from './http/webhook-delivery.checks.js';
+import { WebhookDeliveryChecks } from './receiver/webhook-delivery.checks.js';
+import { getPaymentsWebhookReceiverToken, PaymentsWebhookReceiver } from './receiver/payments-webhook.receiver.js';
 
 /** `'/payments/webhooks/'` -> `'payments/webhooks'`; anything that is not a usable string -> the default. */
 export function normaliseWebhooksPath(path: unknown): string {
@@ -225,15 +226,27 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     InlinePaymentEventsProcessor,
     processor,
     WebhookDeliveryChecks,
+    PaymentsWebhookReceiver,
     WebhookRawBodyReader,
     ...(queue ? queue.providers : []),
   ];
+  const receiverToken = getPaymentsWebhookReceiverToken(spec.name);
   const exports: InjectionToken[] =
     registryToken === PaymentEventsRegistry
-      ? [PaymentEventsRegistry, PaymentEventsDispatcher, PaymentEventsProcessor, IdempotencyStore, ...plugins.exports]
-      : [registryToken];
+      ? [
+          PaymentEventsRegistry,
+          PaymentEventsDispatcher,
+          PaymentEventsProcessor,
+          IdempotencyStore,
+          PaymentsWebhookReceiver,
+          ...plugins.exports,
+        ]
+      : [registryToken, receiverToken];
   // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
   providers.push({ provide: registryToken, useExisting: PAYMENT_EVENTS_REGISTRY });
+  // The same for the receiver: a named instance's is `getPaymentsWebhookReceiverToken(name)`.
+  if (receiverToken !== PaymentsWebhookReceiver)
+    providers.push({ provide: receiverToken, useExisting: PaymentsWebhookReceiver });
   return {
     controllers: [createPaymentsWebhookController(spec.path)],
     providers,

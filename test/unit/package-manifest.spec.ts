@@ -45,23 +45,30 @@ function bareImports(): Map<string, { file: string; typeOnly: boolean }[]> {
 describe('package manifest', () => {
   it('ships one CommonJS build for require and thin ES module wrappers of it for import, each with its types, for every entry point', () => {
     expect(manifest.type).toBe('module'); // the sources; dist/cjs/ carries its own {"type":"commonjs"}
-    const subpaths = ['testing', 'health', 'webhooks', 'client'];
+    const subpaths = ['testing', 'health', 'webhooks', 'client', 'serverless', 'rabbitmq', 'nats'];
     expect(Object.keys(manifest.exports)).toEqual(['.', ...subpaths.map((sub) => `./${sub}`), './package.json']);
     for (const entry of ['.', ...subpaths.map((sub) => `./${sub}`)]) {
       const sub = entry === '.' ? '' : `${entry.slice(2)}/`;
+      // The broker entries are built from lib/brokers/<broker>/.
+      const built = entry === './rabbitmq' || entry === './nats' ? `brokers/${sub}` : sub;
       // `import` gets the ES module wrapper and its ES module declarations (dist/esm/<entry>/index.d.ts
       // re-exports the CommonJS ones), `require` the CommonJS build and its declarations: each module
       // system's types say what it loads (attw, `npm run check:package`).
       expect(manifest.exports[entry]).toEqual({
         import: { types: `./dist/esm/${sub}index.d.ts`, default: `./dist/esm/${sub}index.js` },
-        require: { types: `./dist/cjs/${sub}index.d.ts`, default: `./dist/cjs/${sub}index.js` },
-        default: `./dist/cjs/${sub}index.js`,
+        require: { types: `./dist/cjs/${built}index.d.ts`, default: `./dist/cjs/${built}index.js` },
+        default: `./dist/cjs/${built}index.js`,
       });
     }
     // TypeScript's node10 resolution reads neither `exports` nor subpaths: `types` and `typesVersions` lead it.
     expect(manifest.types).toBe('./dist/cjs/index.d.ts');
     expect(manifest.typesVersions).toEqual({
-      '*': Object.fromEntries(subpaths.map((sub) => [sub, [`./dist/cjs/${sub}/index.d.ts`]])),
+      '*': Object.fromEntries(
+        subpaths.map((sub) => [
+          sub,
+          [`./dist/cjs/${sub === 'rabbitmq' || sub === 'nats' ? `brokers/${sub}` : sub}/index.d.ts`],
+        ]),
+      ),
     });
     expect(manifest.files).toEqual(expect.arrayContaining(['dist/cjs', 'dist/esm']));
   });
@@ -88,18 +95,22 @@ describe('package manifest', () => {
     expect(undeclared).toEqual([]);
   });
 
-  it('loads optional peers (bullmq, ioredis, pg, drizzle-orm, CLS, OpenTelemetry, terminus) only lazily or as types, so the module works without them', () => {
+  it('loads optional peers (bullmq, ioredis, pg, drizzle-orm, CLS, OpenTelemetry, terminus, the broker clients and @nestjs/microservices) only lazily or as types, so the module works without them', () => {
     const imports = bareImports();
     const optional = Object.entries(manifest.peerDependenciesMeta ?? {})
       .filter(([, meta]) => meta.optional)
       .map(([name]) => name);
     expect(optional.sort()).toEqual([
       '@nestjs-cls/transactional',
+      '@nestjs/microservices',
       '@nestjs/terminus',
       '@opentelemetry/api',
+      'amqp-connection-manager',
+      'amqplib',
       'bullmq',
       'drizzle-orm',
       'ioredis',
+      'nats',
       'nestjs-cls',
       'pg',
     ]);

@@ -18,6 +18,9 @@ const ENTRIES: Array<[entry: string, file: string, load: () => Promise<object>]>
   ['nestjs-payments/health', 'lib/health/index.ts', () => import('../../lib/health/index.js')],
   ['nestjs-payments/webhooks', 'lib/webhooks/index.ts', () => import('../../lib/webhooks/index.js')],
   ['nestjs-payments/client', 'lib/client/index.ts', () => import('../../lib/client/index.js')],
+  ['nestjs-payments/serverless', 'lib/serverless/index.ts', () => import('../../lib/serverless/index.js')],
+  ['nestjs-payments/rabbitmq', 'lib/brokers/rabbitmq/index.ts', () => import('../../lib/brokers/rabbitmq/index.js')],
+  ['nestjs-payments/nats', 'lib/brokers/nats/index.ts', () => import('../../lib/brokers/nats/index.js')],
 ];
 
 /** Names that stay at the root through any redesign: code outside the repository imports them. */

@@ -1,5 +1,5 @@
-import { RequestMethod, type ExecutionContext } from '@nestjs/common';
-import type { ApplicationConfig, Reflector } from '@nestjs/core';
+import type { ExecutionContext } from '@nestjs/common';
+import type { Reflector } from '@nestjs/core';
 import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../contracts/payments-webhooks.constants.js';
 
 /**
@@ -21,23 +21,4 @@ export function isPaymentsWebhookRoute(context: ExecutionContext, reflector: Ref
       context.getClass(),
     ]) === true
   );
-}
-
-/**
- * The route Nest maps for `path`: with `app.setGlobalPrefix('api')`, `/api/<path>`, unless the prefix's
- * `exclude` covers it. The route is version-neutral, so URI versioning adds no `/v1`.
- */
-export function servedRouteOf(path: string, config: ApplicationConfig | undefined): string {
-  const route = `/${path}`;
-  const prefix = (config?.getGlobalPrefix() ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix === '') return route;
-  const excluded = (config?.getGlobalPrefixOptions()?.exclude ?? []).some(
-    (rule) =>
-      (rule.requestMethod === RequestMethod.ALL ||
-        rule.requestMethod === RequestMethod.POST ||
-        (rule.requestMethod as number) === -1) &&
-      rule.pathRegex instanceof RegExp &&
-      rule.pathRegex.test(route),
-  );
-  return excluded ? route : `/${prefix}${route}`;
 }

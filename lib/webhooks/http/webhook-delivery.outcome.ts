@@ -2,40 +2,18 @@ import { ForbiddenException, HttpException, type Logger } from '@nestjs/common';
 import type { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
-import type { PaymentEventsProcessingResult } from '../contracts/payment-events-processor.interface.js';
 import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
-import { servedRouteOf } from './payments-webhook-route.helper.js';
-import type { VerifiedWebhookDelivery } from './webhook-delivery.checks.js';
-import { WebhookRejectionException } from './webhook-rejection.exception.js';
-
-/** The body of every delivery the receiver verified: `outcome` says what became of the event. */
-export interface WebhookReceiptBody {
-  received: true;
-  outcome: string;
-}
-
-/** The receipt of each outcome, made once: frozen, so no delivery allocates one. */
-const RECEIPTS = new Map<string, Readonly<WebhookReceiptBody>>();
-
-function receiptOf(outcome: string): Readonly<WebhookReceiptBody> {
-  let receipt = RECEIPTS.get(outcome);
-  if (receipt === undefined) {
-    receipt = Object.freeze({ received: true, outcome });
-    // Outcomes are a small fixed set (the processors' own words); the bound only guards a custom processor.
-    if (RECEIPTS.size < 64) RECEIPTS.set(outcome, receipt);
-  }
-  return receipt;
-}
+import { servedRouteOf } from '../support/served-route.util.js';
+import { WebhookRejectionException } from '../receiver/webhook-rejection.exception.js';
 
 /**
- * How a delivery ends, in one place: its answer, the end of its span, and the opt-in
- * `webhooks.deliveryListener`'s `onDelivery` (an answered delivery) or `onRejection` (a refused one).
- * The route uses it for every delivery it received; the route's exception filter only for what was
- * thrown before the route ran (a global guard or pipe of the host app), when no span was started.
- * The delivery and its span are passed in as values.
+ * How the route's exception filter ends a delivery the receiver never saw: what was thrown before the
+ * route ran (a global guard or pipe of the host app), or while the route wrote its answer. Its answer, the
+ * end of its span when one was started, and the opt-in `webhooks.deliveryListener`'s `onRejection`. Every
+ * delivery the route hands to `PaymentsWebhookReceiver` ends there instead.
  */
 export class WebhookDeliveryOutcome {
   private readonly logger: Logger;
@@ -57,31 +35,6 @@ export class WebhookDeliveryOutcome {
       now: () => (runtime ? runtime.now() : Date.now()),
       firstPerWindow: 1,
     });
-  }
-
-  /** A verified delivery the processor answered: ends its span, tells `onDelivery`, writes the receipt. */
-  answered(
-    response: unknown,
-    delivery: VerifiedWebhookDelivery,
-    telemetry: PaymentsDeliveryTelemetry,
-    result: PaymentEventsProcessingResult,
-  ): void {
-    telemetry.end(result.outcome, result.status);
-    const listener = this.webhooks?.deliveryListener;
-    if (listener?.onDelivery) {
-      const { event, receivedAt } = delivery;
-      const record = {
-        eventId: event.id,
-        type: event.event,
-        webhookId: event.webhook_id,
-        status: result.status,
-        outcome: result.outcome,
-        receivedAt,
-      };
-      notifyDeliveryListener(listener, 'onDelivery', record, this.logger);
-    }
-    // Written explicitly (not returned), so a global interceptor of the host cannot reshape it.
-    this.adapterHost.httpAdapter.reply(response, receiptOf(result.outcome), result.status);
   }
 
   /**

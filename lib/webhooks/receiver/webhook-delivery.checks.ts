@@ -12,7 +12,8 @@ import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { ApplicationConfig } from '@nestjs/core';
-import { servedRouteOf } from './payments-webhook-route.helper.js';
+import { servedRouteOf } from '../support/served-route.util.js';
+import { signatureHeadersOf } from './signature-headers.js';
 
 /** A delivery that passed the checks: the value `check()` returns, passed on by the route. */
 export interface VerifiedWebhookDelivery {
@@ -51,6 +52,9 @@ export class WebhookDeliveryChecks {
     (line) => this.logger.warn(line),
     () => this.runtime.now(),
   );
+
+  /** The scheme's header names, read once on the first refused signature (null: not read yet). */
+  private signatureHeaders: readonly string[] | undefined | null = null;
 
   constructor(
     @Inject(PAYMENTS_WEBHOOKS_OPTIONS) protected readonly webhooks: ResolvedWebhooksOptions,
@@ -102,21 +106,31 @@ export class WebhookDeliveryChecks {
 
     const verification = this.verify(webhooks, rawBody, request);
     if (isPromiseLike(verification)) {
-      return Promise.resolve(verification).then((result) => this.accept(webhooks, rawBody, result, receivedAt));
+      return Promise.resolve(verification).then((result) =>
+        this.accept(webhooks, rawBody, request.headers, result, receivedAt),
+      );
     }
-    return this.accept(webhooks, rawBody, verification, receivedAt);
+    return this.accept(webhooks, rawBody, request.headers, verification, receivedAt);
   }
 
   /** After the verifier: signature (401), JSON and shape (400), endpoint (401). */
   private accept(
     webhooks: ResolvedWebhooksOptions,
     rawBody: Buffer,
+    headers: WebhookRequestLike['headers'],
     verification: WebhookVerificationResult,
     receivedAt: Date,
   ): VerifiedWebhookDelivery {
     if (!verification.valid) {
-      this.secretMismatch.invalid(() => servedRouteOf(webhooks.path, this.appConfig));
-      this.reject(401, 'invalid_signature', verification.reason);
+      const missing = this.missingSignatureHeaders(webhooks, headers);
+      // A delivery without the scheme's headers is not a wrong secret: it says nothing of the key.
+      if (missing === undefined) this.secretMismatch.invalid(() => servedRouteOf(webhooks.path, this.appConfig));
+      this.reject(
+        401,
+        'invalid_signature',
+        missing === undefined ? verification.reason : `${verification.reason} (no ${missing.join(', ')} header)`,
+        missing,
+      );
     }
     this.secretMismatch.valid();
 
@@ -177,9 +191,27 @@ export class WebhookDeliveryChecks {
    * Logs the refusal (reason code and a detail free of header values and secrets; sampled per reason)
    * and throws it.
    */
-  protected reject(status: number, reason: WebhookRejectionReason, detail: string): never {
+  protected reject(
+    status: number,
+    reason: WebhookRejectionReason,
+    detail: string,
+    missingHeaders?: readonly string[],
+  ): never {
     this.rejections.log(reason, `Rejected delivery with ${status} ${reason}: ${detail}`);
-    throw new WebhookRejectionException(status, reason);
+    throw new WebhookRejectionException(status, reason, missingHeaders);
+  }
+
+  /**
+   * The headers of the configured scheme that `headers` lacks (undefined when it has them all, or when the
+   * verifier cannot say which it reads): a message that lost them on its way is refused by their name.
+   */
+  protected missingSignatureHeaders(
+    webhooks: ResolvedWebhooksOptions,
+    headers: WebhookRequestLike['headers'],
+  ): string[] | undefined {
+    if (this.signatureHeaders === null) this.signatureHeaders = signatureHeadersOf(webhooks.verifier);
+    const missing = this.signatureHeaders?.filter((name) => headers[name] === undefined);
+    return missing === undefined || missing.length === 0 ? undefined : missing;
   }
 
   private declaredLength(request: WebhookRequestLike): number | undefined {
