@@ -64,8 +64,8 @@ export interface ResolvedPaymentsReconcileOptions {
 }
 
 /**
- * The terminal states when `webhooks.reconcile.terminalStates` is not set, and with reconciliation off:
- * the receiver keys their handlers by occurrence either way (see `DispatchMeta.occurrence`).
+ * The terminal states when `webhooks.reconcile.terminalStates` is not set: the states whose webhook
+ * takes an intent off the watch list, and the only ones a sweep dispatches.
  */
 export const DEFAULT_TERMINAL_STATES: ResolvedPaymentsReconcileOptions['terminalStates'] = Object.freeze({
   payment_intent: new Set(['succeeded', 'cancelled']),

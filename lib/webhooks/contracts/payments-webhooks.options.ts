@@ -17,7 +17,7 @@ export interface PaymentsWebhooksOptions {
   verifier: WebhookVerifier;
   /** Accept only deliveries whose `webhook_id` is one of these endpoint ids. */
   endpointIds?: string[];
-  /** Where (event id, handler) claims live. Default: a `MemoryIdempotencyStore`. */
+  /** Where the one record per intent (its handlers' runs) lives. Default: a `MemoryIdempotencyStore`. */
   store?: IdempotencyStore;
   /**
    * Allow the in-memory store (the default) when `NODE_ENV=production`. Default false: boot then fails,
