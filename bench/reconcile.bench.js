@@ -5,6 +5,7 @@
  *
  *   npx tsc -p tsconfig.sample.json && node --expose-gc bench/reconcile.bench.js [--sizes 10000,100000,1000000]
  *       [--stores memory,redis,postgres] [--latency-seconds 20] [--ceiling-seconds 5] [--redis-port 6391]
+ *       [--out FILE]  (default bench/results/reconcile.json) [--lib DIR]  (default dist-sample/lib)
  *
  * Per store and size, on the compiled lib (dist-sample/lib), through the real PaymentsReconciler:
  *   1. store size per watched intent (see bench/lib/reconcile-stores.js for how each is measured);
@@ -40,10 +41,14 @@ const { values: args } = parseArgs({
     'latency-seconds': { type: 'string', default: '20' },
     'ceiling-seconds': { type: 'string', default: '5' },
     'redis-port': { type: 'string', default: '6391' },
+    out: { type: 'string' },
+    lib: { type: 'string' },
   },
 });
 const root = new URL('..', import.meta.url).pathname;
-const dist = `${root}dist-sample/lib/`;
+const dist = args.lib
+  ? new URL(`${args.lib.replace(/\/$/, '')}/`, `file://${process.cwd()}/`).pathname
+  : `${root}dist-sample/lib/`;
 const { Logger } = await import('@nestjs/common');
 Logger.overrideLogger(['error']);
 const lib = {
@@ -116,7 +121,7 @@ async function measure(kind, size) {
       ? await memoryStore(lib, size, now)
       : kind === 'redis'
         ? await redisStore(lib, size, now, Number(args['redis-port']))
-        : await postgresStore(lib, size, now, `payments_watched_intents_bench_${process.pid}`);
+        : await postgresStore(lib, size, now, `payments_idempotency_reconcile_bench_${process.pid}`);
   try {
     // 2. At the defaults, a new intent every 250 ms.
     const sent = new Map();
@@ -204,6 +209,7 @@ for (const kind of args.stores.split(',')) {
 results.durationS = Math.round((Date.now() - begun) / 1000);
 results.machine.loadAverageAtEnd = os.loadavg().map((l) => round(l, 2));
 mkdirSync(`${root}bench/results`, { recursive: true });
-writeFileSync(`${root}bench/results/reconcile.json`, `${JSON.stringify(results, null, 2)}\n`);
-console.log(`Wrote bench/results/reconcile.json (${results.durationS} s)`);
+const outFile = args.out ?? `${root}bench/results/reconcile.json`;
+writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+console.log(`Wrote ${outFile} (${results.durationS} s)`);
 process.exit(0);

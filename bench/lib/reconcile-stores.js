@@ -1,12 +1,16 @@
 /**
  * The watch stores of bench/reconcile.bench.js, each filled with a backlog of `size` overdue intents
  * (checked before, so in the "checked" lane; created two days ago, so each check reschedules it an
- * hour on) and measured for its size:
- *   memory    MemoryIntentWatchStore, filled through watch(); size = V8 heap growth after a full GC
- *   redis     RedisIntentWatchStore on a private redis-server (its own port, no persistence), filled by
- *             a pipeline of HSET/ZADD in the store's own format; size = INFO used_memory growth
- *   postgres  PostgresIntentWatchStore on its own table of the local PostgreSQL (PG_URL), filled by one
- *             INSERT ... SELECT generate_series; size = pg_total_relation_size (rows and both indexes)
+ * hour on) and measured for its size. Since issue 40 the list lives in the idempotency store's records
+ * (one record per intent): each store is the `intentWatchStore()` of an idempotency store, as the module
+ * makes it.
+ *   memory    MemoryIdempotencyStore's list, filled through watch(); size = V8 heap growth after a full GC
+ *   redis     RedisIdempotencyStore's list on a private redis-server (its own port, no persistence), filled by
+ *             a pipeline in the store's own format (the record `<prefix>{i:<id>}` with its `w` and `W`
+ *             fields, and the due index `<prefix>{watch}:due`); size = INFO used_memory growth
+ *   postgres  PostgresIdempotencyStore's list on its own table of the local PostgreSQL (PG_URL), filled by
+ *             one INSERT ... SELECT generate_series of watched records; size = pg_total_relation_size
+ *             (rows and every index)
  * Each store is closed and its data removed by `close()`.
  */
 import { readFileSync } from 'node:fs';
@@ -43,7 +47,9 @@ function heapAfterGc() {
 
 export async function memoryStore(lib, size, now) {
   const before = heapAfterGc();
-  const store = new lib.MemoryIntentWatchStore({ maxIntents: Math.max(size * 2, 100_000) });
+  const capacity = Math.max(size * 2, 100_000);
+  const records = new lib.MemoryIdempotencyStore({ maxEntries: capacity, maxWatchedIntents: capacity });
+  const store = records.intentWatchStore();
   for (let n = 0; n < size; n++) {
     store.watch({
       kind: 'payment_intent',
@@ -54,7 +60,7 @@ export async function memoryStore(lib, size, now) {
     });
   }
   const bytes = heapAfterGc() - before;
-  return { store, bytes, enginePids: [], close: async () => undefined };
+  return { store, records, bytes, enginePids: [], close: async () => undefined };
 }
 
 export async function redisStore(lib, size, now, port) {
@@ -64,26 +70,25 @@ export async function redisStore(lib, size, now, port) {
   const before = await usedMemory();
   const keyPrefix = 'bench:';
   const due = `${keyPrefix}{watch}:due`;
-  const data = `${keyPrefix}{watch}:intents`;
-  const value = JSON.stringify({ kind: 'payment_intent', createdAt: now - 2 * DAY, checks: 3 });
+  const watch = `payment_intent|${now - 2 * DAY}`;
+  const until = now + 8 * DAY;
   for (let done = 0; done < size;) {
     const chunk = Math.min(10_000, size - done);
-    const fields = [];
+    const pipeline = redis.pipeline();
     const members = [];
     for (let n = 0; n < chunk; n++) {
       const id = randomUUID();
-      fields.push(id, value);
-      members.push(now - 1 - ((done + n) % 3_600_000), id);
+      const next = now - 1 - ((done + n) % 3_600_000);
+      // The record as RedisIdempotencyStore keeps a watched intent's: `w` the watch, `W` until when it keeps the record.
+      const record = `${keyPrefix}{i:${id}}`;
+      pipeline.hset(record, 'w', `${watch}|${next}|3`, 'W', until).pexpireat(record, until);
+      members.push(next, id);
     }
-    await redis
-      .pipeline()
-      .hset(data, ...fields)
-      .zadd(due, ...members)
-      .exec();
+    await pipeline.zadd(due, ...members).exec();
     done += chunk;
   }
   const bytes = (await usedMemory()) - before;
-  const store = new lib.RedisIntentWatchStore(redis, { keyPrefix });
+  const store = new lib.RedisIdempotencyStore(redis, { keyPrefix }).intentWatchStore();
   return {
     store,
     bytes,
@@ -102,10 +107,12 @@ export async function postgresStore(lib, size, now, table) {
     application_name: 'reconcile-bench',
   });
   pool.on('error', () => undefined);
-  const store = new lib.PostgresIntentWatchStore(pool, { table });
-  await store.due(0, 1); // creates the tables and indexes
+  const store = new lib.PostgresIdempotencyStore(pool, { table, cleanupEvery: 0 }).intentWatchStore();
+  await store.due(0, 1); // creates the table, its indexes and functions
   await pool.query(
-    `INSERT INTO ${table} SELECT gen_random_uuid()::text, 'payment_intent', $1::bigint, $2::bigint - 1 - (n % 3600000), 3 FROM generate_series(1, $3::int) n`,
+    `INSERT INTO ${table} (key, expires_at, watch_scope, watch_kind, watch_created_ms, watch_next_ms, watch_checks, watch_until)
+SELECT 'i:' || gen_random_uuid()::text, now() + interval '8 days', '', 'payment_intent', $1::bigint,
+  $2::bigint - 1 - (n % 3600000), 3, now() + interval '8 days' FROM generate_series(1, $3::int) n`,
     [now - 2 * DAY, now, size],
   );
   await pool.query(`VACUUM ANALYZE ${table}`);
@@ -121,6 +128,11 @@ export async function postgresStore(lib, size, now, table) {
     refreshPids: pids,
     close: async () => {
       await pool.query(`DROP TABLE IF EXISTS ${table}, ${table}_lease`).catch(() => undefined);
+      // The store's functions (`<table>_claim`, ...).
+      const { rows: functions } = await pool
+        .query(`SELECT oid::regprocedure::text AS f FROM pg_proc WHERE proname LIKE $1`, [`${table}\\_%`])
+        .catch(() => ({ rows: [] }));
+      for (const { f } of functions) await pool.query(`DROP FUNCTION IF EXISTS ${f}`).catch(() => undefined);
       await pool.end();
     },
   };
