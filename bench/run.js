@@ -10,6 +10,8 @@
  *   options: --rounds N --duration S --warmup S --connections N --only id,id --no-memory --no-client
  *            --out FILE (write results there; a full run defaults to bench/results/latest.json)
  *            --before-lib DIR  also run ours-express, ours-fastify (and their default-logs, postgres, inbox and Cluster twins) on another compiled copy of lib/
+ *            --lib DIR         run every scenario of ours on this compiled lib/ (DIR/index.js) instead of dist-sample/lib
+ *                              (a build of a fixed commit, while lib/ changes under the run)
  *                              (DIR/index.js, inside this repository so that it resolves the same
  *                              node_modules), as `*-before`, for before/after ratios in one run
  *
@@ -38,6 +40,7 @@ import { removeWrkFiles, wrkAvailable, wrkRun, wrkVersion } from './lib/wrk-run.
 import { packageVersion } from './lib/package-version.js';
 import { mergeReconcile } from './lib/reconcile-results.js';
 import { mergeReceive } from './lib/receive-results.js';
+import { mergeIssue40, renderIssue40 } from './lib/issue40-results.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
@@ -59,6 +62,7 @@ const { values: args } = parseArgs({
     'no-client': { type: 'boolean', default: false },
     out: { type: 'string' },
     'before-lib': { type: 'string' },
+    lib: { type: 'string' },
     load: { type: 'string' },
     render: { type: 'boolean', default: false },
   },
@@ -90,6 +94,7 @@ function renderAll(results, instructions) {
     renderScale(results.scale),
     renderGrowth(results.growth),
     renderIssue31(results),
+    renderIssue40(results),
     renderKeys(results),
   ].join('\n');
 }
@@ -105,7 +110,7 @@ function readInstructions() {
  * results/engines.json): kept as `engines`, and its ratios fill `ratios.inboxVsHandWritten` and
  * `ratios.clusterVsHandWritten` where the HTTP run did not measure them (its own scenarios win).
  */
-function mergeEngines(results) {
+function mergeEngines(results, { issue40 = true } = {}) {
   // The HTTP anchors run of issue 31 (`--only ... --out results/anchors-31.json`): its same-run ratios win.
   const anchorsFile = `${benchDir}results/anchors-31.json`;
   if (existsSync(anchorsFile) && results.config?.mode !== 'quick') {
@@ -143,6 +148,10 @@ function mergeEngines(results) {
   results.engines = engines;
   results.ratios ??= {};
   for (const key of ['inboxVsHandWritten', 'clusterVsHandWritten']) results.ratios[key] ??= engines.ratios[key] ?? null;
+  // Issue 40: `commandsPerDelivery.redis`, `statementsPerDelivery.postgres` (from engines.json) and the
+  // issue's figures beside their anchors (bench/lib/issue40-results.js).
+  // (Not into the output of a partial run: the issue's HTTP figures are such an output.)
+  if (issue40 && results.config?.mode !== 'quick') mergeIssue40(results, benchDir);
 }
 
 /** The client's counts per call of the last `node bench/callgrind.js --client`, if any. */
@@ -184,8 +193,13 @@ const log = (line) => console.log(line);
 
 // ---- preconditions -------------------------------------------------------------------------------
 
-if (!existsSync(`${rootDir}dist-sample/lib/index.js`)) {
-  console.error('dist-sample/lib/index.js is missing: run `npm run bench` (it compiles lib/ first).');
+/** The compiled lib of ours (`--lib`, else dist-sample/lib), as a URL of its index.js. */
+const libIndexUrl = (dir) => new URL(`${dir.replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href;
+const oursLib = args.lib ? libIndexUrl(args.lib) : undefined;
+if (!existsSync(new URL(oursLib ?? `file://${rootDir}dist-sample/lib/index.js`).pathname)) {
+  console.error(
+    `${args.lib ?? 'dist-sample/lib'}/index.js is missing: run \`npm run bench\` (it compiles lib/ first).`,
+  );
   process.exit(1);
 }
 
@@ -234,18 +248,22 @@ const BEFORE_IDS = new Set([
   'ours-express-inbox',
   'ours-express-redis-cluster',
 ]);
+// `--lib`: every scenario of ours (bench/lib/ours-app.js takes `lib`) on that build.
+const SCENARIOS_OF_RUN = oursLib
+  ? SCENARIOS.map((s) => (s.file.endsWith('/ours.server.js') ? { ...s, options: { ...s.options, lib: oursLib } } : s))
+  : SCENARIOS;
 const beforeScenarios = args['before-lib']
-  ? SCENARIOS.filter((s) => BEFORE_IDS.has(s.id)).map((s) => ({
+  ? SCENARIOS_OF_RUN.filter((s) => BEFORE_IDS.has(s.id)).map((s) => ({
       ...s,
       id: `${s.id}-before`,
       title: `${s.title} (before: ${args['before-lib']})`,
       options: {
         ...s.options,
-        lib: new URL(`${args['before-lib'].replace(/\/$/, '')}/index.js`, `file://${process.cwd()}/`).href,
+        lib: libIndexUrl(args['before-lib']),
       },
     }))
   : [];
-const selected = [...SCENARIOS, ...beforeScenarios].filter((s) =>
+const selected = [...SCENARIOS_OF_RUN, ...beforeScenarios].filter((s) =>
   only ? only.has(s.id) || (s.id.endsWith('-before') && only.has(s.id.slice(0, -7))) : !(quick && s.fullOnly),
 );
 const unavailable = new Map();
@@ -637,6 +655,33 @@ if (beforeScenarios.length) {
   });
 }
 
+// The same ratios taken round by round (each round runs every scenario once, in a rotated order), then
+// their median (issue 40): a shared machine's drift between rounds moves these less than the ratios of
+// medians above. req/s ours over the reference; server CPU per request ours over the reference.
+const PAIRS = {
+  expressVsBaseline: ['ours-express', 'baseline-express'],
+  fastifyVsBaseline: ['ours-fastify', 'baseline-fastify'],
+  redisVsMemory: ['ours-express-redis', 'ours-express'],
+  redisClusterVsMemory: ['ours-express-redis-cluster', 'ours-express'],
+  postgresVsMemory: ['ours-express-postgres', 'ours-express'],
+  inboxVsMemory: ['ours-express-inbox', 'ours-express'],
+  inboxVsHandWritten: ['ours-express-inbox', 'hand-inbox-express'],
+  clusterVsHandWritten: ['ours-express-redis-cluster', 'hand-claim-redis-cluster'],
+  redisAofVsRedis: ['ours-express-redis-aof', 'ours-express-redis'],
+};
+const pairedOf = (a, b, field) => {
+  if (!runs[a] || !runs[b]) return null;
+  const each = runs[a].map((x, i) => (x.error || runs[b][i].error ? undefined : x[field] / runs[b][i][field]));
+  const m = median(each.filter((v) => v !== undefined));
+  return m === undefined ? null : round(m, 3);
+};
+const pairedRatios = {
+  rps: Object.fromEntries(Object.entries(PAIRS).map(([k, [a, b]]) => [k, pairedOf(a, b, 'rps')])),
+  serverCpuPerRequest: Object.fromEntries(
+    Object.entries(PAIRS).map(([k, [a, b]]) => [k, pairedOf(a, b, 'serverCpuUsPerRequest')]),
+  ),
+};
+
 // A full run also measures the queued mode with workers and the instances behind a proxy
 // (bench/scale.bench.js, ~2.5 min; writes bench/results/scale.json).
 let scale;
@@ -680,6 +725,7 @@ const results = {
   scenarios,
   ratios,
   cpuPerRequest,
+  pairedRatios,
   perDelivery,
   memory: memory
     ? {
@@ -687,6 +733,7 @@ const results = {
         retainedTypedArraysMB: memory.retained.arrayBuffersMB,
         retainedEvents: memory.retained.events,
         bytesPerEvent: memory.retained.bytesPerEvent,
+        ...(memory.perDelivery ? { bytesPerHandledDelivery: memory.perDelivery.bytesPerDelivery } : {}),
         steadyState: memory.steadyState,
       }
     : null,
@@ -707,7 +754,7 @@ if (outFile) {
   // The instruction figures of the last `npm run bench:instructions` travel with the timings.
   const instructions = readInstructions();
   if (instructions) results.instructions = instructionsSummary(instructions, readClientInstructions());
-  mergeEngines(results);
+  mergeEngines(results, { issue40: !only });
   if (results.config.mode !== 'quick') mergeReconcile(results, benchDir);
   if (results.config.mode !== 'quick') mergeReceive(results, benchDir);
   writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);

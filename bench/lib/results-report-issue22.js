@@ -175,6 +175,10 @@ export function renderKeys(results) {
     out.push(
       '- reconcile (bench/reconcile.bench.js, not part of this run): `reconcile.sweepIntentsPerSecond`, `reconcile.firstCheckP99Seconds1M`, `reconcile.bytesPerWatchedIntent.{memory,redis,postgres}`, `reconcile.ceilingIntentsPerSecond.{memory,redis,postgres}`, `reconcile.measuredAt`, `reconcile.largestBacklog`',
     );
+  if (results.issue40)
+    out.push(
+      '- issue 40: `commandsPerDelivery.{redis,redisCluster,measuredAt}`, `statementsPerDelivery.{postgres,inbox,measuredAt}`, `issue40.{sources,figures,targets}`',
+    );
   out.push('');
   return out.join('\n');
 }
@@ -251,7 +255,7 @@ export function renderIssue31(results) {
       '|---|---:|---:|---:|---:|',
       ...Object.entries(e.variants).map(
         ([id, v]) =>
-          `| \`${id}\` | ${v.exchanges ?? '2 (EVALSHA)'} | ${v.receiverCpuUs} | ${v.engineCpuUs} | ${v.wallUs} |`,
+          `| \`${id}\` | ${v.exchanges ?? (v.scripts != null ? `${v.scripts} (EVALSHA)` : '2 (EVALSHA)')} | ${v.receiverCpuUs} | ${v.engineCpuUs} | ${v.wallUs} |`,
       ),
       '',
       `Ratios: ${Object.entries(e.ratios)
