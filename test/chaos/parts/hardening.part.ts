@@ -174,10 +174,9 @@ export function describeHardening(events: number): void {
 
     it('[W4] a memory store full of running handlers answers 503 to new events, 409 to copies, and loses none once they finish', async () => {
       const LIVE = 4;
-      // Two handlers per event, each claimed under the event id and the intent's occurrence: LIVE events
-      // hold 4 x LIVE leases, the whole store.
+      // One record per intent, holding both handlers' runs: LIVE events of LIVE intents fill the store.
       const app = await boot('express', {
-        store: new MemoryIdempotencyStore({ maxEntries: 4 * LIVE }),
+        store: new MemoryIdempotencyStore({ maxEntries: LIVE }),
         requireHttps: false,
       });
       const url = `${app.baseUrl}/${PATH}`;

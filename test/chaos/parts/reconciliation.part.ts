@@ -205,17 +205,26 @@ async function runReconcile(
   };
 }
 
+/** The intents whose record is watched (the store's own reading: an index entry its record disowns is not). */
 async function redisWatched(prefix: string): Promise<string[]> {
   const redis = createRedis();
   try {
-    return await redis.hkeys(`${prefix}{watch}:intents`);
+    const { RedisIntentWatchStore } = await import('../../../lib/webhooks/index.js');
+    return (await new RedisIntentWatchStore(redis, { keyPrefix: prefix }).list()).map((intent) => intent.id);
   } finally {
     await quitAll(redis);
   }
 }
 
+/** The intents of the unnamed instance whose record (`i:<id>` in the store's table) is watched. */
 async function postgresWatched(db: TestDatabase): Promise<string[]> {
-  return (await db.pool.query<{ id: string }>('SELECT id FROM payments_watched_intents')).rows.map((row) => row.id);
+  const { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE } =
+    await import('../../../lib/webhooks/stores/postgres-idempotency.sql.js');
+  return (
+    await db.pool.query<{ id: string }>(
+      `SELECT substr(key, 3) AS id FROM ${DEFAULT_POSTGRES_IDEMPOTENCY_TABLE} WHERE watch_scope = '' AND watch_next_ms IS NOT NULL`,
+    )
+  ).rows.map((row) => row.id);
 }
 
 /** Issue 24's proof under SIGKILL: every paid order fulfilled exactly once (inbox), none of the cancelled ones. */
