@@ -242,7 +242,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     record.done = withDone(record.done, completion.slot, completion.eventId ?? '*', now);
     record.version++;
     const until = now - this.#base + (completion.retentionMs > 0 ? completion.retentionMs : this.#retentionMs);
-    if (until > record.expiresAt) record.expiresAt = until;
+    // Stored as a small integer when it fits (`| 0`): a sum of epoch-ms numbers is a HeapNumber even when
+    // small, and one stored double turns the field to a boxed double in every record (16 bytes each).
+    // A retention over ~6 days can pass 2^30 and stays a double (`| 0` alone would wrap it).
+    if (until > record.expiresAt) record.expiresAt = until <= 0x3fffffff ? until | 0 : until;
     if (completion.unwatch === true && record.watch !== undefined) record.watch.list.forget(record.watch.intent.id);
     this.#settleIfIdle(key, record);
   }
@@ -336,7 +339,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     const shift = now - this.#base;
     for (const records of [this.#settled, this.#active]) {
       for (const record of records.values()) {
-        record.expiresAt -= shift;
+        const expiresAt = record.expiresAt - shift;
+        record.expiresAt = expiresAt >= -0x40000000 && expiresAt <= 0x3fffffff ? expiresAt | 0 : expiresAt;
         if (record.runs !== undefined) for (const run of record.runs.values()) run.keep -= shift;
       }
     }
