@@ -143,8 +143,11 @@ const COMMANDS: Record<string, Command> = {
     run: ([order = 'fifo'], session) => {
       if (!(ORDERS as readonly string[]).includes(order))
         return { output: `unknown order '${order}': release takes fifo (default), reverse or shuffle` };
+      // Counted before the release: what was held is what goes out, in that order.
+      const held = session.simulator.webhookRequests().filter((r) => r.status === 'held').length;
       session.simulator.controls.release(order as DeliveryOrder);
-      return { output: `released the held deliveries, ${ORDER_REPLY[order as DeliveryOrder]}` };
+      if (held === 0) return { output: 'nothing was held: new deliveries go out at once again' };
+      return { output: `released ${held} held delivery(ies), ${ORDER_REPLY[order as DeliveryOrder]}` };
     },
   },
 

@@ -120,7 +120,7 @@ describe('npx nestjs-payments simulator: scheme flags, checkout page, delivery c
     const [, second] = await sim.waitFor(/emitted payment_intent\.cancelled \(event (\S+)\)/, from);
     from = sim.stdout.length;
     sim.send('release reverse');
-    await sim.waitFor(/released the held deliveries, last first/, from);
+    await sim.waitFor(/released 2 held delivery\(ies\), last first/, from);
     await receiver.waitFor(2);
     expect(receiver.deliveries.map((d) => d.body.id)).toEqual([second, first]);
     expect(receiver.deliveries.map((d) => d.body.event)).toEqual([
