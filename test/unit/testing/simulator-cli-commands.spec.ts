@@ -173,6 +173,16 @@ describe('simulator CLI commands: what is not understood is refused, and nothing
     }
   });
 
+  it('`pay <outcome>` without an amount is refused with the usage and every outcome pay accepts', async () => {
+    for (const line of ['pay declined', 'pay succeeded', 'pay -5 succeeded']) {
+      expect(await run(line)).toEqual({
+        output: `usage: pay [amount] [outcome], e.g. pay 1500 succeeded\n  outcomes: ${PAYMENT_INTENT_STATES.join(', ')}`,
+        quit: undefined,
+        calls: [],
+      });
+    }
+  });
+
   it('`pay` with an outcome it accepts makes the intent and confirms it with that outcome', async () => {
     const { output, calls } = await run('pay 1500 requires_capture');
     expect(calls).toEqual([

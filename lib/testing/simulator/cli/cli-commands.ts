@@ -57,7 +57,8 @@ const COMMANDS: Record<string, Command> = {
     maxArgs: 2,
     async run([amountText, outcome = 'succeeded'], session) {
       const amount = amountText === undefined ? 1500 : count(amountText);
-      if (amount === undefined) return { output: usageOf('pay') };
+      // `pay declined` is an outcome in the amount's place: the usage names the outcomes too.
+      if (amount === undefined) return { output: `${usageOf('pay')}\n  outcomes: ${PAYMENT_OUTCOMES.join(', ')}` };
       // Checked before the intent is made: a refused outcome leaves nothing behind.
       if (!(PAYMENT_OUTCOMES as readonly string[]).includes(outcome))
         return { output: `unknown outcome '${outcome}': pay takes ${PAYMENT_OUTCOMES.join(', ')}` };
