@@ -57,7 +57,8 @@ const COMMANDS: Record<string, Command> = {
     maxArgs: 2,
     async run([amountText, outcome = 'succeeded'], session) {
       const amount = amountText === undefined ? 1500 : count(amountText);
-      if (amount === undefined) return { output: usageOf('pay') };
+      // `pay declined` is an outcome in the amount's place: the usage names the outcomes too.
+      if (amount === undefined) return { output: `${usageOf('pay')}\n  outcomes: ${PAYMENT_OUTCOMES.join(', ')}` };
       // Checked before the intent is made: a refused outcome leaves nothing behind.
       if (!(PAYMENT_OUTCOMES as readonly string[]).includes(outcome))
         return { output: `unknown outcome '${outcome}': pay takes ${PAYMENT_OUTCOMES.join(', ')}` };
@@ -143,8 +144,11 @@ const COMMANDS: Record<string, Command> = {
     run: ([order = 'fifo'], session) => {
       if (!(ORDERS as readonly string[]).includes(order))
         return { output: `unknown order '${order}': release takes fifo (default), reverse or shuffle` };
+      // Counted before the release: what was held is what goes out, in that order.
+      const held = session.simulator.webhookRequests().filter((r) => r.status === 'held').length;
       session.simulator.controls.release(order as DeliveryOrder);
-      return { output: `released the held deliveries, ${ORDER_REPLY[order as DeliveryOrder]}` };
+      if (held === 0) return { output: 'nothing was held: new deliveries go out at once again' };
+      return { output: `released ${held} held delivery(ies), ${ORDER_REPLY[order as DeliveryOrder]}` };
     },
   },
 

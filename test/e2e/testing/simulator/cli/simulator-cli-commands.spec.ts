@@ -43,7 +43,7 @@ describe('reordering deliveries', () => {
     expect(await type('hold')).toMatch(/^holding new deliveries/);
     const first = eventIdOf(await type('trigger payment_intent.requires_capture'));
     const second = eventIdOf(await type('trigger payment_intent.cancelled'));
-    expect(await type('release reverse')).toBe('released the held deliveries, last first');
+    expect(await type('release reverse')).toBe('released 2 held delivery(ies), last first');
     await receiver.waitFor(2);
     expect(receiver.deliveries.map((d) => d.body.id)).toEqual([second, first]);
   });
@@ -52,7 +52,7 @@ describe('reordering deliveries', () => {
     await type('hold');
     const first = eventIdOf(await type('trigger payment_intent.requires_capture'));
     const second = eventIdOf(await type('trigger payment_intent.cancelled'));
-    expect(await type('release')).toBe('released the held deliveries, in order');
+    expect(await type('release')).toBe('released 2 held delivery(ies), in order');
     await receiver.waitFor(2);
     expect(receiver.deliveries.map((d) => d.body.id)).toEqual([first, second]);
   });

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import { join } from 'node:path';
 import { hmacVerifier } from '../../../../../lib/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { WebhookReceiver } from '../webhook-receiver.fixture.js';
+import { apiClient, WebhookReceiver } from '../webhook-receiver.fixture.js';
 import { CliProcess } from './cli-process.fixture.js';
 
 /*
@@ -120,13 +120,65 @@ describe('npx nestjs-payments simulator: scheme flags, checkout page, delivery c
     const [, second] = await sim.waitFor(/emitted payment_intent\.cancelled \(event (\S+)\)/, from);
     from = sim.stdout.length;
     sim.send('release reverse');
-    await sim.waitFor(/released the held deliveries, last first/, from);
+    await sim.waitFor(/released 2 held delivery\(ies\), last first/, from);
     await receiver.waitFor(2);
     expect(receiver.deliveries.map((d) => d.body.id)).toEqual([second, first]);
     expect(receiver.deliveries.map((d) => d.body.event)).toEqual([
       'payment_intent.cancelled',
       'payment_intent.requires_capture',
     ]);
+  });
+
+  it('`hold`, `pay`, `release reverse`; then `out-of-order fifo`: the events of a payment arrive in that order', async () => {
+    const sim = await boot();
+    let from = sim.stdout.length;
+    sim.send('hold');
+    sim.send('pay 1500');
+    await sim.waitFor(/confirmed: succeeded/, from);
+    from = sim.stdout.length;
+    sim.send('release reverse');
+    await sim.waitFor(/released 2 held delivery\(ies\), last first/, from);
+    await receiver.waitFor(2);
+    expect(receiver.deliveries.map((d) => d.body.event)).toEqual(['charge.succeeded', 'payment_intent.succeeded']);
+
+    from = sim.stdout.length;
+    sim.send('out-of-order fifo');
+    await sim.waitFor(/one after the other, in order/, from);
+    sim.send('pay 1500');
+    await receiver.waitFor(4);
+    expect(receiver.deliveries.slice(2).map((d) => d.body.event)).toEqual([
+      'payment_intent.succeeded',
+      'charge.succeeded',
+    ]);
+    from = sim.stdout.length;
+    sim.send('release');
+    await sim.waitFor(/nothing was held: new deliveries go out at once again/, from);
+    sim.send('quit');
+    expect(await sim.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('`pay`, then `late payment_intent.requires_capture <id>`: the stale event arrives last, the intent stays succeeded', async () => {
+    const sim = await boot();
+    let from = sim.stdout.length;
+    sim.send('pay 1500');
+    const [, intentId] = await sim.waitFor(/payment intent (\S+) \(amount 1500\) confirmed: succeeded/, from);
+    await receiver.waitFor(2);
+    from = sim.stdout.length;
+    sim.send(`late payment_intent.requires_capture ${intentId}`);
+    const [, lateId] = await sim.waitFor(
+      /emitted payment_intent\.requires_capture late \(event (\S+)\): intent \S+ stays succeeded/,
+      from,
+    );
+    await receiver.waitFor(3);
+    expect(receiver.deliveries[2]!.body).toMatchObject({
+      id: lateId,
+      event: 'payment_intent.requires_capture',
+      data: { payment_intent: { id: intentId, state: 'requires_capture' } },
+    });
+    const retrieve = apiClient(printed(sim.stdout, 'base URL'), printed(sim.stdout, 'API key'));
+    expect((await retrieve('GET', `/payment_intents/${intentId}`)).body).toMatchObject({ state: 'succeeded' });
+    sim.send('quit');
+    expect(await sim.exited).toEqual({ code: 0, signal: null });
   });
 
   it('`out-of-order reverse`, extra words and unknown outcomes: reordered, or refused naming what is valid', async () => {
