@@ -55,6 +55,7 @@ export {
   paymentsInboxSchema,
   pgTransactionRunner,
   type ClsTransactionRunnerOptions,
+  type PaymentsQueryResult,
   type PaymentsTransaction,
   type PaymentsTransactionRunner,
   type PaymentsTransactionsOptions,
