@@ -123,8 +123,10 @@ export interface PaymentEventContext {
   /**
    * `'webhook'`: a verified delivery (or its queued job). `'reconciliation'`: no webhook came, and the
    * reconciler retrieved the intent in this terminal state (`webhooks.reconcile`); the event's `data`
-   * holds the retrieved intent, and it has no event id (`id` and `webhook_id` are `''`). Set by the
-   * receiver on every context it builds.
+   * holds the retrieved intent; the service gave it no id, so its `id` is a stable name-based UUID
+   * (version 5) of `<kind>:<intent id>:<state>`, the same for every sweep that finds that state and
+   * never a service id, and its `webhook_id` is `''` (no endpoint delivered it). Set by the receiver on
+   * every context it builds.
    */
   source?: 'webhook' | 'reconciliation';
   /**
