@@ -227,6 +227,34 @@ export function describeIdempotencyStore<S extends IdempotencyStore>(
       );
       assert.equal(typeof cancelled.handled![0]!.at, 'number');
       assert.ok(cancelled.handled![0]!.at > 1_500_000_000_000, 'handled times are ms since the epoch');
+      // `handler` is optional: a store that keeps only states may leave it out; if it tells, it is the slot's.
+      const handler = cancelled.handled![0]!.handler;
+      assert.ok(handler === undefined || handler === SLOT.slice(SLOT.indexOf('|') + 1), `handler ${handler}`);
+    });
+
+    it('lists each (state, handler) that completed a run, sorted by state then handler, when the store names handlers', async () => {
+      const first = await claimed();
+      await complete(first.token);
+      const otherEvent = randomUUID();
+      const other = await claimed({ slot: 'succeeded|Another.handler', eventId: otherEvent });
+      await complete(other.token, { slot: 'succeeded|Another.handler', eventId: otherEvent });
+      const next = await claimed({ slot: 'cancelled|Handler.method', eventId: randomUUID() });
+      const handled = next.handled ?? [];
+      if (handled.some((h) => h.handler === undefined)) {
+        // States only: each once.
+        assert.deepEqual(
+          handled.map((h) => h.state),
+          ['succeeded'],
+        );
+        return;
+      }
+      assert.deepEqual(
+        handled.map((h) => [h.state, h.handler]),
+        [
+          ['succeeded', 'Another.handler'],
+          ['succeeded', 'Handler.method'],
+        ],
+      );
     });
 
     it('hands out a new token with each claim', async () => {

@@ -9,6 +9,7 @@ export type { PaymentsQueueConnection, PaymentsQueueOptions } from './contracts/
 export {
   PAYMENT_EVENT_TYPES,
   type ChargeEventData,
+  type HandledPaymentState,
   PaymentEvent,
   PaymentEventContext,
   type PaymentEventPattern,
@@ -54,6 +55,7 @@ export {
   paymentsInboxSchema,
   pgTransactionRunner,
   type ClsTransactionRunnerOptions,
+  type PaymentsQueryResult,
   type PaymentsTransaction,
   type PaymentsTransactionRunner,
   type PaymentsTransactionsOptions,

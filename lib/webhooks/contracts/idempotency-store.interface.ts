@@ -57,9 +57,17 @@ export interface RunRenewal extends RunSlot {
   readonly leaseMs: number;
 }
 
-/** A state of the record's intent that a run completed, and when (ms since the epoch, the store's clock). */
+/**
+ * A state of the record's intent that a handler's run completed, and when (ms since the epoch, the
+ * store's clock): one per (state, handler) slot with a completed run, the latest completion of each.
+ */
 export interface HandledState {
   readonly state: string;
+  /**
+   * The handler whose run completed it (the slot's handler id). The built-in stores always tell; a
+   * store that keeps only the states may leave it out, and then lists each state once.
+   */
+  readonly handler?: string;
   readonly at: number;
 }
 
@@ -67,8 +75,10 @@ export interface HandledState {
  * Result of `IdempotencyStore.claim`:
  * - `claimed`: the caller owns the run for the lease and must `complete` or `release` it. `attempt`
  *   counts the claims granted on this slot (1 on the first); `version` counts the runs completed in
- *   the whole record; `handled` lists the states of the record's intent that some run completed (the
- *   latest time each), empty for an event's record;
+ *   the whole record; `handled` lists the states of the record's intent that some run completed, one
+ *   entry per (state, handler) with its latest completion, read from the record this claim changed
+ *   (no other round trip), empty for an event's record. The receiver hands it to the handler as
+ *   `ctx.handled`;
  * - `done`: the run already happened (this event, or a retrieve's run of this state), skip it;
  * - `busy`: another run holds the slot (or, for an exclusive claim, another state of the intent).
  */

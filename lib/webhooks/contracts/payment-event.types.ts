@@ -92,6 +92,23 @@ export type PaymentEvent<T extends PaymentEventType = PaymentEventType> = {
  */
 export const PaymentEvent: Readonly<Record<never, never>> = Object.freeze({});
 
+/**
+ * A state of the event's intent that a handler of this receiver already handled (its run completed),
+ * as the intent's record tells it when this run was claimed: an element of `ctx.handled`.
+ */
+export interface HandledPaymentState {
+  /** The intent's state (`succeeded`, `requires_capture`, `errored_capture`, ...), as in the event name. */
+  readonly state: string;
+  /**
+   * The id of the handler that handled it (`handlerId` of `@OnPaymentEvent`, by default
+   * `<Class>.<method>`). Set by the built-in stores; a custom store whose claim reports states only
+   * leaves it undefined.
+   */
+  readonly handler?: string;
+  /** When that handler's run of this state last completed (the store's clock). */
+  readonly at: Date;
+}
+
 /** Second argument of every handler. */
 export interface PaymentEventContext {
   /**
@@ -106,10 +123,29 @@ export interface PaymentEventContext {
   /**
    * `'webhook'`: a verified delivery (or its queued job). `'reconciliation'`: no webhook came, and the
    * reconciler retrieved the intent in this terminal state (`webhooks.reconcile`); the event's `data`
-   * holds the retrieved intent, and it has no event id (`id` and `webhook_id` are `''`). Set by the
-   * receiver on every context it builds.
+   * holds the retrieved intent; the service gave it no id, so its `id` is a stable name-based UUID
+   * (version 5) of `<kind>:<intent id>:<state>`, the same for every sweep that finds that state and
+   * never a service id, and its `webhook_id` is `''` (no endpoint delivered it). Set by the receiver on
+   * every context it builds.
    */
   source?: 'webhook' | 'reconciliation';
+  /**
+   * What the receiver already knows of the intent, without a retrieve: the states of the event's
+   * intent that a handler already handled, one entry per (state, handler) with when it last completed,
+   * sorted by state then handler, read from the intent's record when this run was claimed (no extra
+   * store round trip). Runs in progress (this one, and handlers of the same event running beside it)
+   * are not in it.
+   *
+   * Empty for an event that names no intent (it has a record of its own), and for an intent this
+   * receiver (this module instance) has not handled yet. `undefined` only with a custom
+   * `IdempotencyStore` whose `claim` does not report `handled`.
+   *
+   * The library invents no order of states (the reference documents none): guard yourself, e.g. a
+   * late `requires_capture` after `succeeded` (docs/webhooks.md#events-out-of-order):
+   *
+   * @example if (ctx.handled?.some((h) => h.state === 'succeeded')) return;
+   */
+  handled?: readonly HandledPaymentState[];
   /**
    * The PostgreSQL transaction a transactional handler runs in (its completion record commits with
    * it); `undefined` for other handlers. See `webhooks.transactions`.

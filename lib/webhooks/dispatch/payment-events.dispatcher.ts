@@ -186,7 +186,7 @@ export class PaymentEventsDispatcher {
     }
 
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
-    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source);
+    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source, claim.handled);
     const started = this.runtime.now();
     // A plug-in that calls this handler itself (the inbox: in a transaction with its record).
     const around = this.hooks.aroundOf(handler);

@@ -1,7 +1,8 @@
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import { PaymentsError } from '../../errors/payments.errors.js';
 import { isUuid, lowerCaseUuid } from '../../core/payments.uuid.js';
-import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
+import type { HandledPaymentState, PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
+import type { HandledState } from '../contracts/idempotency-store.interface.js';
 
 /** What `retrieveIntent()` needs from the API client (`PaymentsService` provides it). */
 export interface PaymentIntentsRetriever {
@@ -58,18 +59,44 @@ export async function retrieveIntentOf(
   throw new PaymentEventIntentMissingError(event.id, event.event, 'payment_intent');
 }
 
-/** Builds the second argument of a handler. */
+const NOTHING_HANDLED: readonly HandledPaymentState[] = Object.freeze([]);
+
+/**
+ * `ctx.handled` from a claim's `handled` (times in ms): frozen, sorted by state then handler, the
+ * handler left out where the store did not tell it. Undefined when the store reported nothing.
+ */
+export function handledStatesOf(
+  handled: readonly HandledState[] | undefined,
+): readonly HandledPaymentState[] | undefined {
+  if (handled === undefined) return undefined;
+  if (handled.length === 0) return NOTHING_HANDLED;
+  const states = handled.map((h): HandledPaymentState =>
+    Object.freeze(
+      h.handler === undefined
+        ? { state: h.state, at: new Date(h.at) }
+        : { state: h.state, handler: h.handler, at: new Date(h.at) },
+    ),
+  );
+  states.sort((a, b) => compare(a.state, b.state) || compare(a.handler ?? '', b.handler ?? ''));
+  return Object.freeze(states);
+}
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Builds the second argument of a handler; `handled`: the claim's (see `PaymentEventContext.handled`). */
 export function createPaymentEventContext(
   event: PaymentEvent,
   client: PaymentIntentsRetriever,
   deliveryAttempt: number,
   receivedAt: Date,
   source: 'webhook' | 'reconciliation' = 'webhook',
+  handled?: readonly HandledState[],
 ): PaymentEventContext {
   return Object.freeze({
     retrieveIntent: () => retrieveIntentOf(event, client),
     deliveryAttempt,
     receivedAt,
     source,
+    handled: handledStatesOf(handled),
   });
 }

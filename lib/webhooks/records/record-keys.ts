@@ -1,6 +1,7 @@
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { isUuid, lowerCaseUuid } from '../../core/payments.uuid.js';
 import type { EventRecord, RecordIntentKind } from '../contracts/event-record.types.js';
+import type { HandledState } from '../contracts/idempotency-store.interface.js';
 
 export type { EventRecord, RecordIntentKind } from '../contracts/event-record.types.js';
 
@@ -74,3 +75,19 @@ export function stateOfSlot(slot: string): string | undefined {
 export function recurs(slot: string): boolean {
   return slot.startsWith('requires_');
 }
+
+/**
+ * A claim's `handled` from the latest completion (ms) of each completed slot of an intent's record:
+ * one entry per `<state>|<handlerId>` slot, sorted by state then handler; slots of an event's record
+ * (no `|`) are left out.
+ */
+export function handledOfSlots(latest: ReadonlyMap<string, number>): HandledState[] {
+  const handled: HandledState[] = [];
+  for (const [slot, at] of latest) {
+    const bar = slot.indexOf('|');
+    if (bar > 0) handled.push({ state: slot.slice(0, bar), handler: slot.slice(bar + 1), at });
+  }
+  return handled.sort((a, b) => order(a.state, b.state) || order(a.handler!, b.handler!));
+}
+
+const order = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -7,7 +7,7 @@ import type {
   RunRenewal,
 } from '../contracts/idempotency-store.interface.js';
 import type { WatchedIntent } from '../contracts/intent-watch-store.interface.js';
-import { recurs, stateOfSlot } from './record-keys.js';
+import { handledOfSlots, recurs, stateOfSlot } from './record-keys.js';
 
 /** One slot of a `RunRecordDocument`: one handler's runs of one state (or of one event). */
 export interface RunRecordSlot {
@@ -180,14 +180,15 @@ export const runRecord = {
     return document;
   },
 
-  /** The states of the record's intent that a run completed, the latest time each, in state order. */
+  /**
+   * The states of the record's intent that a run completed: one entry per (state, handler) slot, the
+   * latest completion of each, sorted by state then handler.
+   */
   handled(document: RunRecordDocument): HandledState[] {
     const latest = new Map<string, number>();
     for (const [slot, run] of Object.entries(document.runs)) {
-      const state = stateOfSlot(slot);
-      if (state === undefined || run.doneAt === undefined) continue;
-      latest.set(state, Math.max(latest.get(state) ?? 0, run.doneAt));
+      if (run.doneAt !== undefined) latest.set(slot, run.doneAt);
     }
-    return [...latest.keys()].sort().map((state) => ({ state, at: latest.get(state)! }));
+    return handledOfSlots(latest);
   },
 };

@@ -14,7 +14,7 @@ import type {
   RunRenewal,
 } from '../contracts/idempotency-store.interface.js';
 import { MAX_DONE_PER_SLOT } from '../records/run-record.js';
-import { intentRecordKey, recurs, stateOfSlot } from '../records/record-keys.js';
+import { handledOfSlots, intentRecordKey, recurs, stateOfSlot } from '../records/record-keys.js';
 
 /** Options of `MemoryIdempotencyStore`. */
 export interface MemoryIdempotencyStoreOptions {
@@ -433,16 +433,16 @@ function countOf(text: string, part: string): number {
   return count;
 }
 
-/** The states completed in a record's `done`, the latest time each, in state order. */
+/** The (state, handler) slots completed in a record's `done`, the latest time each (see `handledOfSlots`). */
 function handledOf(done: string): readonly HandledState[] {
   const latest = new Map<string, number>();
   for (const entry of done.split('\n')) {
-    const bar = entry.indexOf('|');
-    if (bar < 0) continue;
+    const tab = entry.indexOf('\t');
+    if (tab < 0) continue;
     const at = parseInt(entry.slice(entry.lastIndexOf('\t') + 1), 36);
-    const state = entry.slice(0, bar);
-    if (!(at <= (latest.get(state) ?? 0))) latest.set(state, at);
+    const slot = entry.slice(0, tab);
+    if (!(at <= (latest.get(slot) ?? 0))) latest.set(slot, at);
   }
-  if (latest.size === 0) return NOTHING_HANDLED;
-  return [...latest.keys()].sort().map((state) => ({ state, at: latest.get(state)! }));
+  const handled = handledOfSlots(latest);
+  return handled.length === 0 ? NOTHING_HANDLED : handled;
 }

@@ -136,10 +136,7 @@ BEGIN
     expires_at = greatest(x.expires_at, to_timestamp((now_ms + p_keep) / 1000.0))
   WHERE x.key = p_key;
   RETURN QUERY SELECT 'claimed'::text, n, r.version, CASE WHEN r.version > 0 THEN (
-    SELECT jsonb_object_agg(h.state, h.at) FROM (
-      SELECT split_part(e.s, '|', 1) AS state, max((e.v ->> 't')::bigint) AS at
-      FROM jsonb_each(r.done) AS e(s, v) WHERE position('|' IN e.s) > 0 GROUP BY 1
-    ) AS h
+    SELECT jsonb_object_agg(e.s, e.v -> 't') FROM jsonb_each(r.done) AS e(s, v) WHERE position('|' IN e.s) > 0
   ) END;
 END
 $fn$;

@@ -34,6 +34,7 @@ import {
   type PostgresIdempotencyStatements,
 } from './postgres-idempotency.batches.js';
 import { PostgresIntentWatchStore } from './postgres-intent-watch.store.js';
+import { handledOfSlots } from '../records/record-keys.js';
 
 export { DEFAULT_POSTGRES_IDEMPOTENCY_TABLE, postgresIdempotencyStoreSchema } from './postgres-idempotency.sql.js';
 
@@ -326,7 +327,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** A claim's answer from the function's row (`handled`: `{ state: ms }`). */
+/** A claim's answer from the function's row (`handled`: `{ "<state>|<handler>": ms }`). */
 function claimOf(row: ClaimRow | undefined, token: string): IdempotencyClaim {
   const status = row?.['status'];
   if (status === 'done') return DONE;
@@ -339,13 +340,22 @@ function claimOf(row: ClaimRow | undefined, token: string): IdempotencyClaim {
     token,
     attempt: Number(row!['attempt']),
     version: Number(row!['version']),
-    handled:
-      handled === null || handled === undefined
-        ? NOTHING_HANDLED
-        : Object.keys(handled)
-            .sort()
-            .map((state) => ({ state, at: Number(handled[state]) })),
+    handled: handled === null || handled === undefined ? NOTHING_HANDLED : handledOf(handled),
   };
+}
+
+/**
+ * `handled` from the function's object: by slot; a key without `|` is a state alone, as the claim
+ * function of an earlier build of this release answered (a schema created before it is not replaced).
+ */
+function handledOf(handled: Record<string, unknown>): readonly HandledState[] {
+  const slots = new Map<string, number>();
+  const states: HandledState[] = [];
+  for (const key of Object.keys(handled)) {
+    if (key.includes('|')) slots.set(key, Number(handled[key]));
+    else states.push({ state: key, at: Number(handled[key]) });
+  }
+  return states.length === 0 ? handledOfSlots(slots) : [...handledOfSlots(slots), ...states];
 }
 
 function positiveInteger(value: number | undefined, fallback: number, option: string): number {

@@ -11,7 +11,7 @@ import type {
   RunRelease,
   RunRenewal,
 } from '../contracts/idempotency-store.interface.js';
-import { stateOfSlot } from '../records/record-keys.js';
+import { handledOfSlots, stateOfSlot } from '../records/record-keys.js';
 import { RedisIntentWatchStore } from './redis-intent-watch.store.js';
 import { RECORD_SCRIPTS, type LuaScript } from './redis-record.scripts.js';
 import type { RedisScriptClient } from './redis-script-client.interface.js';
@@ -168,16 +168,12 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 }
 
-/** The states handled, from a claim's reply: `state, at` pairs after the first three elements. */
+/** The states handled, from a claim's reply: `slot, at` pairs after the first three elements. */
 function handledOf(reply: readonly unknown[]): readonly HandledState[] {
   if (reply.length <= 3) return NOTHING_HANDLED;
   const latest = new Map<string, number>();
-  for (let i = 3; i + 1 < reply.length; i += 2) {
-    const state = String(reply[i]);
-    const at = Number(reply[i + 1]);
-    if (!(at <= (latest.get(state) ?? 0))) latest.set(state, at);
-  }
-  return [...latest.keys()].sort().map((state) => ({ state, at: latest.get(state)! }));
+  for (let i = 3; i + 1 < reply.length; i += 2) latest.set(String(reply[i]), Number(reply[i + 1]));
+  return handledOfSlots(latest);
 }
 
 function wholeSeconds(value: number | undefined, fallback: number, option: string): number {

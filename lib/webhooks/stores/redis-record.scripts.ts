@@ -38,7 +38,8 @@ end
 /**
  * Claim. ARGV: 1 slot, 2 event id ('' for a retrieve's run), 3 token, 4 lease ms, 5 keep ms
  * (max(lease, the store's retention)), 6 exclusive ('1'), 7 the slot's state ('' in an event's record).
- * Answers {'done'}, {'busy'} or {'claimed', attempt, version, state, at, state, at, ...}.
+ * Answers {'done'}, {'busy'} or {'claimed', attempt, version, slot, at, slot, at, ...} (the completed
+ * `<state>|<handler>` slots, each with its latest completion).
  */
 const CLAIM = `${PRELUDE}
 local slot = ARGV[1]
@@ -86,9 +87,8 @@ if version > 0 then
   local fields = redis.call('HGETALL', k)
   for i = 1, #fields, 2 do
     local f = fields[i]
-    local bar = string.find(f, '|', 1, true)
-    if string.sub(f, 1, 2) == 'd:' and bar then
-      table.insert(out, string.sub(f, 3, bar - 1))
+    if string.sub(f, 1, 2) == 'd:' and string.find(f, '|', 1, true) then
+      table.insert(out, string.sub(f, 3))
       table.insert(out, string.match(fields[i + 1], '^([^;]*);'))
     end
   end

@@ -1,8 +1,10 @@
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
 import type {
+  PaymentsQueryResult,
   PaymentsTransaction,
   PaymentsTransactionRunner,
 } from '../contracts/payments-transaction-runner.interface.js';
+import { queryAnswerOf, queryResultOf, type QueryAnswer } from './payments-query.result.js';
 
 /**
  * The part of `@nestjs-cls/transactional`'s `TransactionHost` the runner uses. Declared here, rather
@@ -14,14 +16,26 @@ export interface ClsTransactionHostLike {
 }
 
 /**
- * How the inbox runs its own SQL on the ORM's transaction (`txHost.tx`): `'typeorm'`
- * (`EntityManager.query`), `'drizzle'` (`tx.execute`, node-postgres or postgres-js driver), or a
- * function for any other adapter (Kysely, Knex, MikroORM, ...), resolving to the rows.
+ * How the inbox, and `ctx.transaction.query`, run SQL on the ORM's transaction (`txHost.tx`):
+ * `'typeorm'` (the transaction's `QueryRunner`, structured result: rows and affected count),
+ * `'drizzle'` (`tx.execute`, node-postgres or postgres-js driver), or a function for any other adapter
+ * (Kysely, Knex, MikroORM, ...), resolving to the rows, or to the driver's result with `rows` (and
+ * `rowCount`, `command` when it has them: node-postgres' `QueryResult` fits), so that
+ * `ctx.transaction.query` can report them.
  */
 export type ClsTransactionQuery =
   | 'typeorm'
   | 'drizzle'
-  | ((tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>);
+  | ((
+      tx: unknown,
+      text: string,
+      params: readonly unknown[],
+    ) => Promise<
+      Record<string, unknown>[] | { rows: Record<string, unknown>[]; rowCount?: number | null; command?: string }
+    >);
+
+/** A runner's query, as `run` uses it: the driver's answer, read. */
+type AnswerQuery = (tx: unknown, text: string, params: readonly unknown[]) => Promise<QueryAnswer>;
 
 /** Options of `clsTransactionRunner`. */
 export interface ClsTransactionRunnerOptions {
@@ -62,9 +76,12 @@ export function clsTransactionRunner(options: ClsTransactionRunnerOptions): Paym
     );
   }
   let host: ClsTransactionHostLike | undefined = options.txHost;
-  let query:
-    ((tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>) | undefined =
-    typeof orm === 'function' ? orm : orm === 'typeorm' ? typeormQuery : undefined;
+  let query: AnswerQuery | undefined =
+    typeof orm === 'function'
+      ? async (tx, text, params) => queryAnswerOf(await orm(tx, text, params))
+      : orm === 'typeorm'
+        ? typeormQuery
+        : undefined;
   return {
     async run<T>(work: (tx: PaymentsTransaction) => Promise<T>): Promise<T> {
       host ??= await defaultTransactionHost(options.connectionName);
@@ -76,8 +93,10 @@ export function clsTransactionRunner(options: ClsTransactionRunnerOptions): Paym
         const result = await work(
           Object.freeze({
             client,
-            query: <R extends Record<string, unknown>>(text: string, params: readonly unknown[] = []) =>
-              run(client, text, params) as Promise<R[]>,
+            query: async <R extends Record<string, unknown>>(
+              text: string,
+              params: readonly unknown[] = [],
+            ): Promise<PaymentsQueryResult<R>> => queryResultOf<R>(await run(client, text, params)),
           }),
         );
         // The ORMs do not read COMMIT's answer: a transaction aborted by an error the handler caught
@@ -102,16 +121,33 @@ async function defaultTransactionHost(connectionName: string | undefined): Promi
   }
 }
 
-/** TypeORM: `EntityManager.query` resolves to the rows of a SELECT / RETURNING statement. */
-async function typeormQuery(tx: unknown, text: string, params: readonly unknown[]): Promise<Record<string, unknown>[]> {
-  const rows = await (tx as { query(text: string, params: unknown[]): Promise<unknown> }).query(text, [...params]);
-  return Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [];
+/**
+ * TypeORM: the transaction's `QueryRunner` (`EntityManager.queryRunner`, set inside a transaction) with
+ * its structured result (`records`, `affected`): `EntityManager.query` answers `[rows, rowCount]` for
+ * an UPDATE or DELETE and the rows otherwise, so neither its rows nor its count could be told apart.
+ * TypeORM keeps no command tag. A manager without a query runner falls back to `EntityManager.query`.
+ */
+async function typeormQuery(tx: unknown, text: string, params: readonly unknown[]): Promise<QueryAnswer> {
+  const manager = tx as {
+    queryRunner?: { query(text: string, params: unknown[], structured: true): Promise<unknown> };
+    query(text: string, params: unknown[]): Promise<unknown>;
+  };
+  if (typeof manager.queryRunner?.query === 'function') {
+    const result = (await manager.queryRunner.query(text, [...params], true)) as {
+      records?: unknown;
+      affected?: unknown;
+    };
+    return {
+      rows: Array.isArray(result?.records) ? (result.records as Record<string, unknown>[]) : [],
+      rowCount: typeof result?.affected === 'number' ? result.affected : null,
+    };
+  }
+  const rows = await manager.query(text, [...params]);
+  return { rows: Array.isArray(rows) ? (rows as Record<string, unknown>[]) : [], rowCount: null };
 }
 
 /** Drizzle: `tx.execute(sql)`, the statement rebuilt with drizzle's `sql` tag so parameters stay parameters. */
-async function drizzleQuery(): Promise<
-  (tx: unknown, text: string, params: readonly unknown[]) => Promise<Record<string, unknown>[]>
-> {
+async function drizzleQuery(): Promise<AnswerQuery> {
   const { sql } = await import('drizzle-orm');
   return async (tx, text, params) => {
     const pieces = text.split(/\$(\d+)/);
@@ -119,9 +155,7 @@ async function drizzleQuery(): Promise<
     for (let i = 1; i < pieces.length; i += 2) {
       statement = sql`${statement}${params[Number(pieces[i]) - 1]}${sql.raw(pieces[i + 1]!)}`;
     }
-    const result = await (tx as { execute(query: unknown): Promise<unknown> }).execute(statement);
-    // node-postgres returns a QueryResult; postgres-js an array of rows.
-    if (Array.isArray(result)) return result as Record<string, unknown>[];
-    return ((result as { rows?: unknown }).rows as Record<string, unknown>[] | undefined) ?? [];
+    // node-postgres returns a QueryResult; postgres-js an array of rows with `count` and `command`.
+    return queryAnswerOf(await (tx as { execute(query: unknown): Promise<unknown> }).execute(statement));
   };
 }

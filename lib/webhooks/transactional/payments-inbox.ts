@@ -127,6 +127,7 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
             deliveryAttempt: ctx.deliveryAttempt,
             receivedAt: ctx.receivedAt,
             source: ctx.source,
+            handled: ctx.handled,
             transaction: tx,
           });
           await call.invoke(context);

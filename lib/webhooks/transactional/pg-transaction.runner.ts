@@ -10,9 +10,11 @@ import { queryAfterBegin } from '../../postgres/postgres-begin.pipeline.js';
 import { RUN_AFTER_FIRST_STATEMENT, type FirstStatementRunner } from './pg-first-statement.js';
 import { ROLLBACK_FAILED_MESSAGE } from '../contracts/payments-webhooks.messages.js';
 import type {
+  PaymentsQueryResult,
   PaymentsTransaction,
   PaymentsTransactionRunner,
 } from '../contracts/payments-transaction-runner.interface.js';
+import { queryResultOf } from './payments-query.result.js';
 
 /** A COMMIT answered ROLLBACK (an earlier, caught error aborted the transaction); the connection is fine. */
 class CommitRolledBack extends PaymentsError {
@@ -33,7 +35,8 @@ export interface PgTransactionRunnerOptions {
 /**
  * `PaymentsTransactionRunner` on a node-postgres pool, without CLS: each transactional handler gets a
  * client of its own, `BEGIN` ... `COMMIT` (or `ROLLBACK`), and reaches it as `ctx.transaction`
- * (`ctx.transaction.query(sql, params)`, or `ctx.transaction.client` for the `PoolClient`). A client
+ * (`ctx.transaction.query(sql, params)`: the rows, with pg's `rowCount` and `command` beside them; or
+ * `ctx.transaction.client` for the `PoolClient`). A client
  * whose rollback fails (the connection broke) is destroyed, not returned to the pool.
  *
  * @example
@@ -155,13 +158,16 @@ export function preparePgStatement(prefix: string, text: string): void {
 export function pgTransaction(client: PostgresPoolClient): PaymentsTransaction {
   return Object.freeze({
     client,
-    async query<R extends Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]> {
+    async query<R extends Record<string, unknown>>(
+      text: string,
+      params?: readonly unknown[],
+    ): Promise<PaymentsQueryResult<R>> {
       const values = params === undefined ? undefined : [...params];
       const name = OWN_PREPARED_STATEMENTS.get(text);
       const result = await (name === undefined
         ? client.query(text, values)
         : (client as unknown as PreparedQueryable).query({ name, text, values: values ?? [] }));
-      return result.rows as R[];
+      return queryResultOf<R>(result);
     },
   });
 }
