@@ -12,6 +12,7 @@ import { TransactionalHandlersCheck } from './support/transactional-handlers.che
 import { DeliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
 import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
 import { WatchListSettlement } from './reconcile/watch-list.settlement.js';
+import { pacingOf } from './reconcile/reconcile-batch.js';
 import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
 import { PaymentsInbox } from './transactional/payments-inbox.js';
 
@@ -161,7 +162,9 @@ export function dispatchPluginsOf(
   const plugins: PaymentsDispatchPlugin[] = [];
   if (webhooks.transactions && parts.inbox) plugins.push(parts.inbox);
   if (webhooks.reconcile && parts.watchList)
-    plugins.push(new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates));
+    plugins.push(
+      new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates, pacingOf(webhooks.reconcile)),
+    );
   if (webhooks.deliveryListener)
     plugins.push(new DeliveryListenerPlugin(webhooks.deliveryListener, webhooksLogger(webhooks)));
   return plugins;

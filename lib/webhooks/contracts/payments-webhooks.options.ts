@@ -56,9 +56,17 @@ export interface PaymentsWebhooksOptions {
   /**
    * Reconcile intents whose terminal webhook never came: watch the intents created through
    * `PaymentsService`, retrieve them on a cadence, and run the handlers of a terminal state no webhook
-   * delivered, once per (intent, state) across both paths. Default: off. See docs/reconciliation.md.
+   * delivered, once per (intent, state) across both paths. Default: on (with the defaults below) wherever
+   * the app has both the API client and the receiver; `reconcile: false` turns it off, here and only here.
+   * See docs/reconciliation.md.
    */
-  reconcile?: PaymentsReconcileOptions | true;
+  reconcile?: PaymentsReconcileOptions | boolean;
+  /**
+   * Current-state handling for every handler of an intent's state events: `true` is
+   * `@OnPaymentEvent(type, { current: true })` on each of them (a handler's own `current: false` opts it
+   * out). Default false. See docs/current-state.md.
+   */
+  currentState?: boolean;
 }
 
 /** The receiver options after validation, with every default filled in. Frozen with the rest. */
@@ -84,6 +92,8 @@ export interface ResolvedWebhooksOptions {
   processing: 'inline' | { queue: ResolvedPaymentsQueueOptions };
   transactions: ResolvedPaymentsTransactionsOptions | undefined;
   reconcile: ResolvedPaymentsReconcileOptions | undefined;
+  /** `webhooks.currentState`: every handler of an intent's state opts in to current-state handling. */
+  currentState: boolean;
   /**
    * Set only when a `forRootAsync` with a static route has a factory that returns `webhooks: false`:
    * the route exists (Nest registered it before the factory ran) and answers every delivery 404.

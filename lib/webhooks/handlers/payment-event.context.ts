@@ -58,18 +58,31 @@ export async function retrieveIntentOf(
   throw new PaymentEventIntentMissingError(event.id, event.event, 'payment_intent');
 }
 
-/** Builds the second argument of a handler. */
+/**
+ * Builds the second argument of a handler. `intent`: the intent current-state handling retrieved for
+ * this run (`ctx.intent`); absent otherwise.
+ */
 export function createPaymentEventContext(
   event: PaymentEvent,
   client: PaymentIntentsRetriever,
   deliveryAttempt: number,
   receivedAt: Date,
   source: 'webhook' | 'reconciliation' = 'webhook',
+  intent?: PaymentIntent | SetupIntent,
 ): PaymentEventContext {
+  if (intent === undefined) {
+    return Object.freeze({
+      retrieveIntent: () => retrieveIntentOf(event, client),
+      deliveryAttempt,
+      receivedAt,
+      source,
+    });
+  }
   return Object.freeze({
     retrieveIntent: () => retrieveIntentOf(event, client),
     deliveryAttempt,
     receivedAt,
     source,
+    intent,
   });
 }

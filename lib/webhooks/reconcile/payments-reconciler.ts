@@ -23,7 +23,7 @@ import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { WatchedIntentCheck } from './watched-intent.check.js';
-import { checkBatch, type RetrievePacing } from './reconcile-batch.js';
+import { checkBatch, pacingOf, type RetrievePacing } from './reconcile-batch.js';
 import {
   describe,
   formatAge,
@@ -86,11 +86,8 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.checker =
       this.options &&
       new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, this.listener);
-    this.pacing = this.options && {
-      gapMs: this.options.minRetrieveGapMs,
-      concurrency: this.options.maxConcurrentRetrieves,
-      nextStartAt: Number.NEGATIVE_INFINITY,
-    };
+    // Shared with current-state handling's retrieves (the watch-list plug-in): one rate per instance.
+    this.pacing = this.options && pacingOf(this.options);
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
