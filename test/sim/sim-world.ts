@@ -234,7 +234,8 @@ export class SimWorld {
             ),
             createTable: false,
           },
-          ...(release.reconcile ? { reconcile: release.reconcile } : {}),
+          // Reconciliation is on by default: a release without it says so.
+          reconcile: release.reconcile ?? false,
         },
         'sandbox',
         instance,

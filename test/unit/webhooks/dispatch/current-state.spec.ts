@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from '@jest/globals';
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import {
+  OnPaymentEvent,
   MemoryIdempotencyStore,
   PaymentsApiError,
   PaymentsConnectionError,
@@ -281,5 +282,17 @@ describe('current-state handling (opt-in per handler or per receiver)', () => {
     expect(runs).toEqual([
       { handler: 'Shop.paid', event: 'payment_intent.succeeded', source: 'reconciliation', state: 'succeeded' },
     ]);
+  });
+
+  it('a current that is not a boolean is refused where the decorator is written, naming the option', () => {
+    expect(() => OnPaymentEvent('payment_intent.succeeded', { current: 'yes' as unknown as boolean })).toThrow(
+      /current.*must be a boolean/,
+    );
+  });
+
+  it('webhooks.currentState that is not a boolean fails the boot, naming the option and the fix', () => {
+    expect(() => validatePaymentsOptions(fixtureOptions({ currentState: 1 as unknown as boolean }))).toThrow(
+      /`webhooks.currentState`: must be a boolean, got number\. Fix: pass true/,
+    );
   });
 });
