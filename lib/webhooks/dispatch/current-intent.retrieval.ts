@@ -34,11 +34,6 @@ export class CurrentIntentRetrieval {
     return started;
   }
 
-  /** GETs in flight now (for tests and the bench). */
-  get size(): number {
-    return this.inFlight.size;
-  }
-
   private async get(record: EventRecord): Promise<RetrievedIntent> {
     const delay = this.hooks.retrieveDelayMs(this.runtime.now());
     if (delay > 0) await this.runtime.sleep(delay);

@@ -337,7 +337,7 @@ export class PaymentEventsDispatcher implements OnApplicationBootstrap {
     const what = `${record.kind} ${record.intentId}`;
     if (error instanceof PaymentsApiError && error.status === 404) {
       this.logger.warn(
-        `Current state: ${what} is unknown to the service (404); ${whereOf(run.event, run.handler)} not run, answered gone; no longer watched`,
+        `Current state: ${what} is unknown to the service (404); ${whereOf(run.event, run.handler)} not run, answered gone (and no longer watched for reconciliation)`,
       );
       return this.released(run, token, { handler: run.handler.id, status: 'gone', error });
     }
