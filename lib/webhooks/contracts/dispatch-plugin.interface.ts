@@ -74,6 +74,12 @@ export interface PaymentsDispatchPlugin {
   retrieveDelayMs?(now: number): number;
   /** Current-state handling: what a retrieve of `record`'s intent answered (the intent, or the error). */
   afterRetrieve?(record: EventRecord, answer: RetrieveAnswer): void;
+  /**
+   * Current-state handling: whether a retrieved state of an intent is dispatched (a superseded
+   * delivery's current state), as reconciliation dispatches only its terminal states. Without a plug-in
+   * that says, the default terminal states (`DEFAULT_TERMINAL_STATES`).
+   */
+  dispatchesRetrieved?(kind: 'payment_intent' | 'setup_intent', state: string): boolean;
 }
 
 /** What a current-state retrieve of an intent answered, as `afterRetrieve` hooks see it. */

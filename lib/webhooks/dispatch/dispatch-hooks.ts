@@ -5,7 +5,8 @@ import type {
   PaymentsDispatchPlugin,
   RetrieveAnswer,
 } from '../contracts/dispatch-plugin.interface.js';
-import type { EventRecord } from '../contracts/event-record.types.js';
+import type { EventRecord, RecordIntentKind } from '../contracts/event-record.types.js';
+import { DEFAULT_TERMINAL_STATES } from '../contracts/payments-reconcile.options.js';
 import { describe } from './dispatch-summary.js';
 
 /**
@@ -21,6 +22,8 @@ export class DispatchHooks {
   private readonly after: readonly PaymentsDispatchPlugin[];
   /** Plug-ins that pace or hear about current-state retrieves (reconciliation). */
   private readonly retrieves: readonly PaymentsDispatchPlugin[];
+  /** Plug-ins that say which retrieved states are dispatched (reconciliation's terminal states). */
+  private readonly dispatching: readonly PaymentsDispatchPlugin[];
 
   constructor(
     plugins: readonly PaymentsDispatchPlugin[],
@@ -30,6 +33,17 @@ export class DispatchHooks {
     this.watchers = plugins.filter((plugin) => plugin.unwatches);
     this.after = plugins.filter((plugin) => plugin.afterDispatch);
     this.retrieves = plugins.filter((plugin) => plugin.retrieveDelayMs || plugin.afterRetrieve);
+    this.dispatching = plugins.filter((plugin) => plugin.dispatchesRetrieved);
+  }
+
+  /**
+   * Whether a superseded delivery's current state `state` is dispatched: a state reconciliation would
+   * dispatch (its terminal states; the defaults without it). A recurring state is left to its webhook.
+   */
+  dispatchesRetrieved(kind: RecordIntentKind, state: string): boolean {
+    if (this.dispatching.length === 0) return DEFAULT_TERMINAL_STATES[kind].has(state);
+    for (const plugin of this.dispatching) if (plugin.dispatchesRetrieved!(kind, state)) return true;
+    return false;
   }
 
   /** Whether any plug-in wants to hear about dispatches (the summary is only built then). */

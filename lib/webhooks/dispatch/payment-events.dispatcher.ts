@@ -209,6 +209,8 @@ export class PaymentEventsDispatcher implements OnApplicationBootstrap {
       const summary = this.summarise(event, meta, record, results);
       const found = view.found;
       if (summary.outcome !== 'superseded' || found === undefined) return summary;
+      // As reconciliation: a terminal state only (a recurring one is left to its own webhook).
+      if (!this.hooks.dispatchesRetrieved(record.kind!, found.state)) return summary;
       return this.dispatchSuperseding(event, record, found).then(() => summary);
     });
   }
@@ -254,7 +256,7 @@ export class PaymentEventsDispatcher implements OnApplicationBootstrap {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
     } else if (outcome === 'superseded') {
       this.logger.log(
-        `Event ${event.id} (${event.event}) superseded: ${record.kind} ${record.intentId} has left ${record.state}; its opted-in handlers did not run, and its current state is dispatched instead`,
+        `Event ${event.id} (${event.event}) superseded: ${record.kind} ${record.intentId} has left ${record.state}; its opted-in handlers did not run (a terminal current state is dispatched instead)`,
       );
     }
     if (this.hooks.listening)

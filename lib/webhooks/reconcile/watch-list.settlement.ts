@@ -38,6 +38,10 @@ export class WatchListSettlement implements PaymentsDispatchPlugin {
     this.forgetQuietly(record.intentId!);
   }
 
+  dispatchesRetrieved(kind: 'payment_intent' | 'setup_intent', state: string): boolean {
+    return this.terminalStates[kind].has(state);
+  }
+
   unwatches(record: EventRecord): boolean {
     return this.watchList.inRecords === true && this.terminal(record);
   }

@@ -135,6 +135,50 @@ describe('current-state handling (opt-in per handler or per receiver)', () => {
     expect(service.gets).toBe(1);
   });
 
+  it('a superseded delivery whose intent is now in a state that may recur dispatches nothing: that state is left to its webhook, as reconciliation leaves it', async () => {
+    const { service, dispatcher, runs, intentId, event } = setup({
+      handlers: [
+        { id: 'Shop.review', patterns: ['payment_intent.requires_review'], current: true },
+        { id: 'Shop.capture', patterns: ['payment_intent.requires_capture'], current: true },
+      ],
+    });
+    service.states.set(intentId, 'requires_capture');
+    const late = await dispatcher.dispatch(event('payment_intent.requires_review'), { receivedAt });
+    expect(late.outcome).toBe('superseded');
+    expect(runs).toEqual([]);
+    // Its own webhook runs it, once, on the intent it retrieves.
+    expect(await dispatcher.dispatch(event('payment_intent.requires_capture'), { receivedAt })).toMatchObject({
+      outcome: 'handled',
+    });
+    expect(runs).toEqual([
+      {
+        handler: 'Shop.capture',
+        event: 'payment_intent.requires_capture',
+        source: 'webhook',
+        state: 'requires_capture',
+      },
+    ]);
+  });
+
+  it('with reconciliation on, the states it counts as terminal are those a superseded delivery dispatches', async () => {
+    const { service, dispatcher, runs, intentId, event } = setup({
+      webhooks: { reconcile: { terminalStates: { payment_intent: ['succeeded', 'cancelled', 'errored_capture'] } } },
+      watchList: new MemoryIntentWatchStore({ now: runtime }),
+    });
+    service.states.set(intentId, 'errored_capture');
+    expect((await dispatcher.dispatch(event('payment_intent.requires_capture'), { receivedAt })).outcome).toBe(
+      'superseded',
+    );
+    expect(runs).toEqual([
+      {
+        handler: 'Shop.failed',
+        event: 'payment_intent.errored_capture',
+        source: 'reconciliation',
+        state: 'errored_capture',
+      },
+    ]);
+  });
+
   it('succeeded, then a real errored_capture (the intent is in errored_capture): its handler runs with ctx.intent', async () => {
     const { service, dispatcher, runs, intentId, event } = setup();
     service.states.set(intentId, 'succeeded');
