@@ -12,6 +12,7 @@ import { TransactionalHandlersCheck } from './support/transactional-handlers.che
 import { DeliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
 import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
 import { WatchListSettlement } from './reconcile/watch-list.settlement.js';
+import { pacingOf } from './reconcile/reconcile-batch.js';
 import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
 import { PaymentsInbox } from './transactional/payments-inbox.js';
 
@@ -30,10 +31,13 @@ const PLUGIN_NAMES: readonly ReceiverPluginName[] = ['transactions', 'reconcile'
 /** Whether a `webhooks.<plug-in>` value turns the plug-in on (`false` and a missing value do not). */
 const isOn = (value: unknown): boolean => value !== undefined && value !== false;
 
-/** `forRoot` / `register`: the values are known when the module is built, so the plug-ins whose option is set. */
+/**
+ * `forRoot` / `register`: the values are known when the module is built, so the plug-ins whose option is
+ * set; reconciliation is on unless `webhooks.reconcile` is `false` (it does nothing without a client).
+ */
 export function receiverPluginsOf(webhooks: unknown): ReceiverPluginsSpec {
   const raw = typeof webhooks === 'object' && webhooks !== null ? (webhooks as Record<string, unknown>) : {};
-  return { transactions: isOn(raw['transactions']), reconcile: isOn(raw['reconcile']) };
+  return { transactions: isOn(raw['transactions']), reconcile: raw['reconcile'] !== false };
 }
 
 /**
@@ -58,7 +62,8 @@ export function declaredReceiverPlugins(
       );
     }
   }
-  return { transactions: flags.transactions === true, reconcile: flags.reconcile === true };
+  // Reconciliation is on by default: its providers are registered unless declared false.
+  return { transactions: flags.transactions === true, reconcile: flags.reconcile !== false };
 }
 
 /** How the errors of one registration name a plug-in's flag, its value and the fix. */
@@ -72,13 +77,17 @@ export interface ReceiverPluginsNaming {
 
 /**
  * Fails the boot when the factory's options turn on a plug-in whose providers were not registered
- * (declared `false`), naming the flag and the fix.
+ * (declared `false`), naming the flag and the fix. Reconciliation left on by default where its
+ * providers were declared out (`receiver: { reconcile: false }`) is off: the options then say so.
  */
 export function checkReceiverPlugins(
   spec: ReceiverPluginsSpec,
   webhooks: ResolvedWebhooksOptions,
   naming: ReceiverPluginsNaming,
-): void {
+): ResolvedWebhooksOptions {
+  if (spec.reconcile === false && webhooks.reconcile?.byDefault === true) {
+    webhooks = Object.freeze({ ...webhooks, reconcile: undefined });
+  }
   for (const name of PLUGIN_NAMES) {
     if (spec[name] !== false || webhooks[name] === undefined) continue;
     throw new PaymentsConfigurationError(
@@ -87,6 +96,7 @@ export function checkReceiverPlugins(
       naming.fix(name),
     );
   }
+  return webhooks;
 }
 
 /** The reconciler's watch list: the option's, else one in the idempotency store's engine, else in memory. */
@@ -161,7 +171,9 @@ export function dispatchPluginsOf(
   const plugins: PaymentsDispatchPlugin[] = [];
   if (webhooks.transactions && parts.inbox) plugins.push(parts.inbox);
   if (webhooks.reconcile && parts.watchList)
-    plugins.push(new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates));
+    plugins.push(
+      new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates, pacingOf(webhooks.reconcile)),
+    );
   if (webhooks.deliveryListener)
     plugins.push(new DeliveryListenerPlugin(webhooks.deliveryListener, webhooksLogger(webhooks)));
   return plugins;

@@ -108,7 +108,7 @@ const REFUSE_ALL = Object.freeze({ verify: () => ({ valid: false as const, reaso
  */
 export function disabledReceiverOptions(path: string, instance: string): ResolvedWebhooksOptions {
   const defaults = validateWebhooksOptions(
-    { path, verifier: REFUSE_ALL, allowMemoryStoreInProduction: true },
+    { path, verifier: REFUSE_ALL, allowMemoryStoreInProduction: true, reconcile: false },
     'sandbox',
     instance,
   ) as ResolvedWebhooksOptions;
@@ -206,8 +206,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
       useFactory: (...dependencies: never[]): ResolvedWebhooksOptions => {
         const webhooks = spec.resolve(...dependencies);
         if (!webhooks) return disabledReceiverOptions(spec.path, spec.name);
-        checkReceiverPlugins(spec.plugins, webhooks, spec.naming);
-        return webhooks;
+        return checkReceiverPlugins(spec.plugins, webhooks, spec.naming);
       },
       inject: spec.inject,
     },

@@ -115,6 +115,13 @@ export function validateWebhooksOptions(
       'pass true or false, or omit it (true in production)',
     );
   }
+  if (raw.currentState !== undefined && typeof raw.currentState !== 'boolean') {
+    fail(
+      'webhooks.currentState',
+      `must be a boolean, got ${kind(raw.currentState)}`,
+      'pass true to run every intent handler on the current state of its intent (or opt handlers in one by one with @OnPaymentEvent(type, { current: true })), or omit it (false)',
+    );
+  }
 
   const processing: ResolvedWebhooksOptions['processing'] =
     raw.processing === undefined || raw.processing === 'inline'
@@ -138,5 +145,6 @@ export function validateWebhooksOptions(
     processing,
     transactions: resolveTransactionsOptions(raw.transactions),
     reconcile: resolveReconcileOptions(raw.reconcile),
+    currentState: raw.currentState === true,
   };
 }

@@ -41,9 +41,11 @@ export class OrderPaymentEventsHandler {
     private readonly fulfilment: FulfilmentService,
   ) {}
 
-  @OnPaymentEvent('payment_intent.succeeded')
+  // Fulfilment acts on the intent's current state: a late `succeeded` of an intent that moved on is
+  // answered `superseded` and never fulfils; `ctx.intent` is the intent as just retrieved (docs/current-state.md).
+  @OnPaymentEvent('payment_intent.succeeded', { current: true })
   async onSucceeded(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): Promise<void> {
-    // [W12] data is not a frozen schema: without the amount, ask the service for the intent.
+    // [W12] data is not a frozen schema: without the amount, the intent retrieved for this run has it.
     const intent = await intentFromEvent(event.data.payment_intent, ['amount'], ctx);
     const order = this.orderOf(intent, event);
     if (order === undefined) return;

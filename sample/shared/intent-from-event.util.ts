@@ -2,7 +2,8 @@ import type { PaymentEventContext } from '../../lib/index.js';
 
 /**
  * The intent an event is about, with `fields` present: the copy in the event's `data` when it has
- * them, otherwise the service's current copy through `ctx.retrieveIntent()`. The reference says
+ * them, otherwise the service's current copy: `ctx.intent` when current-state handling retrieved it
+ * for this run, else `ctx.retrieveIntent()`. The reference says
  * `data` is not a frozen schema and asks for exactly this when a field is missing [W12].
  *
  * An event whose `data` names no intent at all makes `retrieveIntent()` throw: the delivery is then
@@ -21,5 +22,6 @@ export async function intentFromEvent<T extends { id: string }>(
   ) {
     return fromData;
   }
-  return (await ctx.retrieveIntent()) as unknown as T;
+  // A handler on the current state (`{ current: true }`) has the intent as just retrieved: no second GET.
+  return (ctx.intent ?? (await ctx.retrieveIntent())) as unknown as T;
 }

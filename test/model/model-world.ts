@@ -171,7 +171,8 @@ export class World {
         verifier: standardWebhooksVerifier({ secrets: SECRET }),
         store,
         claimTtlSeconds: LEASE_MS / 1000,
-        ...(release.reconcile ? { reconcile: release.reconcile } : {}),
+        // Reconciliation is on by default: a release without it says so.
+        reconcile: release.reconcile ?? false,
         ...(this.scenario.inbox ? { transactions: { runner: this.inboxRunner(), createTable: false } } : {}),
       },
       'sandbox',

@@ -17,6 +17,7 @@ import type {
   PaymentEventsDispatch,
 } from '../../lib/webhooks/contracts/dispatch-result.types.js';
 import { PaymentEventsDispatcher } from '../../lib/webhooks/dispatch/payment-events.dispatcher.js';
+import { DISPATCH_OUTCOME_STATUS } from '../../lib/webhooks/dispatch/inline-payment-events.processor.js';
 import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
 import { dispatchPluginsOf, intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.plugins.js';
 import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
@@ -240,7 +241,8 @@ export class SimWorld {
             ),
             createTable: false,
           },
-          ...(release.reconcile ? { reconcile: release.reconcile } : {}),
+          // Reconciliation is on by default: a release without it says so.
+          reconcile: release.reconcile ?? false,
         },
         'sandbox',
         instance,
@@ -422,9 +424,7 @@ export class SimWorld {
       this.log(`${event.instance}: event ${event.id} to process ${proc.id}: no answer`);
       return retry();
     }
-    const status = { handled: 200, duplicate: 200, unhandled: 200, busy: 409, failed: 500, store_unavailable: 503 }[
-      result.outcome
-    ];
+    const status = DISPATCH_OUTCOME_STATUS[result.outcome];
     this.log(
       `${event.instance}: event ${event.id} (${event.state}) to process ${proc.id}: ${status} ${result.outcome}`,
     );

@@ -67,7 +67,23 @@ export interface PaymentsDispatchPlugin {
   readonly failureNote?: string;
   unwatches?(record: EventRecord): boolean;
   afterDispatch?(dispatch: DispatchSummary): void;
+  /**
+   * Current-state handling, before a retrieve of an intent: how long to wait (ms) for that retrieve's
+   * turn in the plug-in's rate (reconciliation's `maxRetrievesPerSecond`), the turn reserved; 0: now.
+   */
+  retrieveDelayMs?(now: number): number;
+  /** Current-state handling: what a retrieve of `record`'s intent answered (the intent, or the error). */
+  afterRetrieve?(record: EventRecord, answer: RetrieveAnswer): void;
+  /**
+   * Current-state handling: whether a retrieved state of an intent is dispatched (a superseded
+   * delivery's current state), as reconciliation dispatches only its terminal states. Without a plug-in
+   * that says, the default terminal states (`DEFAULT_TERMINAL_STATES`).
+   */
+  dispatchesRetrieved?(kind: 'payment_intent' | 'setup_intent', state: string): boolean;
 }
+
+/** What a current-state retrieve of an intent answered, as `afterRetrieve` hooks see it. */
+export type RetrieveAnswer = { readonly state: string } | { readonly error: unknown };
 
 /** Injection token of the receiver's plug-ins (an array, possibly empty), gathered by the receiver part. */
 export const PAYMENTS_DISPATCH_PLUGINS = Symbol('PAYMENTS_DISPATCH_PLUGINS');

@@ -2,7 +2,18 @@ import type { Pending } from '../../core/payments.pending.js';
 import type { PaymentEvent } from './payment-event.types.js';
 
 /** How one handler fared with one event. */
-export type DispatchHandlerStatus = 'done' | 'skipped' | 'busy' | 'failed' | 'store_unavailable';
+export type DispatchHandlerStatus =
+  | 'done'
+  | 'skipped'
+  | 'busy'
+  | 'failed'
+  | 'store_unavailable'
+  /** Current-state handling: the intent has left the event's state; not run (the current state is dispatched). */
+  | 'superseded'
+  /** Current-state handling: the retrieve of the intent failed (network, 5xx, 429, 401/403); not run. */
+  | 'retrieve_failed'
+  /** Current-state handling: the service answered 404 to the retrieve of the intent; not run. */
+  | 'gone';
 
 /** One handler's line of a `DispatchResult`. */
 export interface DispatchHandlerResult {
@@ -13,7 +24,7 @@ export interface DispatchHandlerResult {
   durationMs?: number;
   /** The attempt number the handler saw (`ctx.deliveryAttempt`), when it ran. */
   attempt?: number;
-  /** What the handler (status `failed`) or the store (status `store_unavailable`) threw. */
+  /** What the handler (`failed`), the store (`store_unavailable`) or the retrieve (`retrieve_failed`, `gone`) threw. */
   error?: unknown;
 }
 
@@ -24,9 +35,24 @@ export interface DispatchHandlerResult {
  * - `busy`: a handler is being run by a concurrent delivery (answer 409);
  * - `failed`: a handler threw; its claim was released so a redelivery runs it (answer 500);
  * - `unhandled`: no handler is bound to the event type (answer 200);
- * - `store_unavailable`: the idempotency store failed; nothing ran without a claim (answer 503).
+ * - `store_unavailable`: the idempotency store failed; nothing ran without a claim (answer 503);
+ * - `superseded` (current-state handling): the intent has left the event's state; the opted-in handlers
+ *   did not run and the intent's current state was dispatched instead (answer 200);
+ * - `retrieve_failed` (current-state handling): the intent could not be retrieved; nothing ran on a
+ *   guess (answer 503, redelivered);
+ * - `gone` (current-state handling): the service answered 404 to the retrieve; nothing ran (answer 200,
+ *   as reconciliation gives such an intent up).
  */
-export type DispatchOutcome = 'handled' | 'duplicate' | 'busy' | 'failed' | 'unhandled' | 'store_unavailable';
+export type DispatchOutcome =
+  | 'handled'
+  | 'duplicate'
+  | 'busy'
+  | 'failed'
+  | 'unhandled'
+  | 'store_unavailable'
+  | 'superseded'
+  | 'retrieve_failed'
+  | 'gone';
 
 /** What `PaymentEventsDispatcher.dispatch` returns. */
 export interface DispatchResult {
@@ -41,6 +67,11 @@ export interface DispatchMeta {
   deliveryAttempt?: number;
   /** Where the event came from: a delivery (default), or the reconciler's retrieve of the intent. */
   source?: 'webhook' | 'reconciliation';
+  /**
+   * Set on the dispatch of an intent's current state that current-state handling made for a delivery
+   * it answered `superseded`: that delivery's event id. Its runs are a retrieve's, as reconciliation's.
+   */
+  supersedes?: string;
 }
 
 /**

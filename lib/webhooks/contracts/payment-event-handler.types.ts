@@ -14,6 +14,19 @@ export interface OnPaymentEventOptions {
    */
   transactional?: boolean;
   /**
+   * Current-state handling: before this handler runs for an intent's state event
+   * (`payment_intent.<state>`, `setup_intent.<state>`), the intent is retrieved (one GET shared by
+   * every handler and concurrent delivery of that intent), and the handler runs only while that is
+   * still the intent's state, with the retrieved intent as `ctx.intent`. A delivery whose state the
+   * intent has left is answered `superseded` (200) and the current state is dispatched instead, as
+   * reconciliation does. Runs of one intent's states never overlap (another state answers 409).
+   * Default: `webhooks.currentState` (false). `false` opts a handler out when the receiver opts all in.
+   * Events that name no intent run as without it. See docs/current-state.md.
+   *
+   * @example \@OnPaymentEvent('payment_intent.succeeded', { current: true })
+   */
+  current?: boolean;
+  /**
    * The module instance whose deliveries this handler receives (`PaymentsModule.forRoot({ name })`).
    * Default: the unnamed instance only. It applies to the whole method: every `@OnPaymentEvent` on
    * one method must name the same instance (declare one method per instance otherwise).

@@ -151,6 +151,12 @@ export interface PaymentEventContext {
    * it); `undefined` for other handlers. See `webhooks.transactions`.
    */
   transaction?: PaymentsTransaction;
+  /**
+   * Current-state handling (`@OnPaymentEvent(type, { current: true })` or `webhooks.currentState`): the
+   * intent as retrieved just before this run, whose `state` is the event's state. Undefined for a handler
+   * that did not opt in and for an event that names no intent.
+   */
+  intent?: PaymentIntent | SetupIntent;
 }
 
 /** The runtime side of the name `PaymentEventContext`, for the same reason as `PaymentEvent`'s (TS1272). */

@@ -61,6 +61,8 @@ export interface ResolvedPaymentsReconcileOptions {
   terminalStates: { payment_intent: ReadonlySet<string>; setup_intent: ReadonlySet<string> };
   watch: 'all' | 'opted-in';
   store: IntentWatchStore | undefined;
+  /** On because `webhooks.reconcile` was left out (the default), not because it was asked for. */
+  byDefault?: true;
 }
 
 /**

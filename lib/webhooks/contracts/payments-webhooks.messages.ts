@@ -36,6 +36,8 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   badHandlerId: "must be 1 to 128 letters, digits, '.', '_' or '-', e.g. { handlerId: 'BillingPaymentListener.paid' }",
   twoSpellings: (option: string, deprecated: string): string =>
     `and its deprecated spelling '${deprecated}' are both given, with different values: keep '${option}' only`,
+  badCurrent:
+    "must be a boolean: { current: true } runs the handler only while the intent is in the event's state (docs/current-state.md)",
   twoInstanceNames:
     'differs between two @OnPaymentEvent() of one method: a method listens to one instance (declare one method per instance)',
 } as const;

@@ -56,9 +56,17 @@ export interface PaymentsWebhooksOptions {
   /**
    * Reconcile intents whose terminal webhook never came: watch the intents created through
    * `PaymentsService`, retrieve them on a cadence, and run the handlers of a terminal state no webhook
-   * delivered, once per (intent, state) across both paths. Default: off. See docs/reconciliation.md.
+   * delivered, once per (intent, state) across both paths. Default: on (with the defaults below) wherever
+   * the app has both the API client and the receiver; `reconcile: false` turns it off, here and only here.
+   * See docs/reconciliation.md.
    */
-  reconcile?: PaymentsReconcileOptions | true;
+  reconcile?: PaymentsReconcileOptions | boolean;
+  /**
+   * Current-state handling for every handler of an intent's state events: `true` is
+   * `@OnPaymentEvent(type, { current: true })` on each of them (a handler's own `current: false` opts it
+   * out). Default false. See docs/current-state.md.
+   */
+  currentState?: boolean;
 }
 
 /** The receiver options after validation, with every default filled in. Frozen with the rest. */
@@ -84,6 +92,8 @@ export interface ResolvedWebhooksOptions {
   processing: 'inline' | { queue: ResolvedPaymentsQueueOptions };
   transactions: ResolvedPaymentsTransactionsOptions | undefined;
   reconcile: ResolvedPaymentsReconcileOptions | undefined;
+  /** `webhooks.currentState`: every handler of an intent's state opts in to current-state handling. */
+  currentState: boolean;
   /**
    * Set only when a `forRootAsync` with a static route has a factory that returns `webhooks: false`:
    * the route exists (Nest registered it before the factory ran) and answers every delivery 404.
@@ -95,9 +105,11 @@ export interface ResolvedWebhooksOptions {
  * The plug-ins an asynchronously configured receiver may use, declared beside its structure
  * (`forRootAsync({ receiver: { reconcile, transactions } })`, `PaymentsWebhooksModule.registerAsync({
  * reconcile, transactions })`): a plug-in's providers are registered before the options factory runs,
- * so only the declared ones are. Giving either flag declares both (one left out is `false`); a factory
- * whose options turn on an undeclared plug-in fails the boot naming the flag. `forRoot` and `register`
- * read them from the values (the plug-ins whose option is set).
+ * so only the declared ones are. Giving either flag declares both: `transactions` left out is `false`,
+ * `reconcile` left out is `true` (reconciliation is on by default; the factory's `webhooks.reconcile:
+ * false` turns it off, and so does the older `reconcile: false` here); a factory whose options turn on a
+ * plug-in declared `false` fails the boot naming the flag. `forRoot` and `register` read them from the
+ * values (the plug-ins whose option is set; reconciliation unless `webhooks.reconcile` is `false`).
  *
  * Giving neither is deprecated (kept until the next minor version, which reads it as neither plug-in):
  * both plug-ins' providers are registered and the factory's options decide whether they do anything.
@@ -105,6 +117,6 @@ export interface ResolvedWebhooksOptions {
 export interface PaymentsReceiverPlugins {
   /** The transactional inbox (`webhooks.transactions`): `PaymentsInbox`. */
   transactions?: boolean;
-  /** Reconciliation (`webhooks.reconcile`): `PaymentsReconciler` and its watch list. */
+  /** Reconciliation (`webhooks.reconcile`): `PaymentsReconciler` and its watch list. Default: true. */
   reconcile?: boolean;
 }

@@ -35,19 +35,31 @@ export function deliveryLine(
   return `Event ${event.id} (${event.event}) ${outcome}: ${parts.join(', ')}`;
 }
 
-/** The worst status wins: store_unavailable > failed > busy > handled; all skipped is a duplicate. One pass. */
+/**
+ * The worst status wins: store_unavailable > retrieve_failed > failed > busy > gone > superseded >
+ * handled; all skipped is a duplicate. One pass.
+ */
 export function aggregate(results: DispatchHandlerResult[]): DispatchOutcome {
   let failed = false;
   let busy = false;
   let allSkipped = true;
+  let retrieveFailed = false;
+  let gone = false;
+  let superseded = false;
   for (const { status } of results) {
     if (status === 'store_unavailable') return 'store_unavailable';
     if (status === 'failed') failed = true;
     else if (status === 'busy') busy = true;
+    else if (status === 'retrieve_failed') retrieveFailed = true;
+    else if (status === 'superseded') superseded = true;
+    else if (status === 'gone') gone = true;
     if (status !== 'skipped') allSkipped = false;
   }
+  if (retrieveFailed) return 'retrieve_failed';
   if (failed) return 'failed';
   if (busy) return 'busy';
+  if (gone) return 'gone';
+  if (superseded) return 'superseded';
   return allSkipped ? 'duplicate' : 'handled';
 }
 

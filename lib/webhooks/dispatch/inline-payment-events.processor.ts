@@ -16,6 +16,9 @@ export const DISPATCH_OUTCOME_STATUS: Readonly<Record<DispatchOutcome, PaymentEv
     busy: 409,
     failed: 500,
     store_unavailable: 503,
+    superseded: 200,
+    retrieve_failed: 503,
+    gone: 200,
   });
 
 /** One frozen result per outcome: an inline delivery allocates none. */

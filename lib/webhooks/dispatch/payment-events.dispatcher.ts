@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationBootstrap } from '@nestjs/common';
 import { PAYMENTS_CLIENT } from '../../client/payments-client.tokens.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { PAYMENT_EVENTS_REGISTRY, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
@@ -19,10 +19,32 @@ import {
   type HandlerCallOutcome,
   type PaymentsDispatchPlugin,
 } from '../contracts/dispatch-plugin.interface.js';
-import { HandlerCallUnavailableError } from '../../errors/payments.errors.js';
+import {
+  HandlerCallUnavailableError,
+  PaymentsApiError,
+  PaymentsAuthenticationError,
+  PaymentsConfigurationError,
+  PaymentsPermissionError,
+} from '../../errors/payments.errors.js';
 import { DispatchHooks } from './dispatch-hooks.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { eventRecordOf, runSlot, type EventRecord } from '../records/record-keys.js';
+import { reconciledEvent } from '../support/retrieved-state.event.js';
+import { CurrentIntentRetrieval, type RetrievedIntent } from './current-intent.retrieval.js';
+
+/**
+ * One dispatch with current-state handling: the intent its runs act on. `retrieved` is known before
+ * any run when the dispatch comes from a retrieve (reconciliation, a superseded delivery's current
+ * state); `found` is the intent a run's retrieve showed in another state (the state to dispatch).
+ */
+interface CurrentStateDispatch {
+  readonly record: EventRecord;
+  readonly retrieved: RetrievedIntent | undefined;
+  found: { state: string; intent: RetrievedIntent } | undefined;
+}
+
+/** A dispatch of a current state that settled it: nothing more to do for the superseded delivery. */
+const SETTLED_OUTCOMES: ReadonlySet<string> = new Set(['handled', 'duplicate', 'unhandled', 'busy']);
 
 export type {
   DispatchHandlerResult,
@@ -44,7 +66,7 @@ export type {
  * none of them.
  */
 @Injectable()
-export class PaymentEventsDispatcher {
+export class PaymentEventsDispatcher implements OnApplicationBootstrap {
   private readonly logger: Logger;
   /** 409 lines are sampled: a sender can repeat an in-flight delivery as often as it likes. */
   private readonly busyLog = new WebhookLogSampler({
@@ -59,6 +81,15 @@ export class PaymentEventsDispatcher {
   private readonly hooks: DispatchHooks;
   /** `webhooks.logDeliveries`: one compact line per dispatch; otherwise a dispatch that goes well logs nothing. */
   private readonly logDeliveries: boolean;
+  /** `webhooks.currentState`: a handler without its own `current` opts in. */
+  private readonly currentByDefault: boolean;
+  /** Current-state handling's single-flight retrieves (one GET per intent at a time). */
+  private readonly retrieval: CurrentIntentRetrieval;
+  /** Retrieve failures of current-state handling: one line per reason and window, then a count. */
+  private readonly retrieveLog = new WebhookLogSampler({
+    write: (l) => this.logger.error(l),
+    now: () => this.runtime.now(),
+  });
 
   constructor(
     @Inject(PAYMENT_EVENTS_REGISTRY) private readonly registry: PaymentEventsRegistry,
@@ -75,11 +106,31 @@ export class PaymentEventsDispatcher {
     this.keyPrefix = webhooks.storeKeyPrefix;
     this.hooks = new DispatchHooks(plugins, this.logger);
     this.logDeliveries = webhooks.logDeliveries === true;
+    this.currentByDefault = webhooks.currentState === true;
+    this.retrieval = new CurrentIntentRetrieval(client, runtime, this.hooks);
     if (typeof store.renew !== 'function') {
       this.logger.warn(
         `The idempotency store ${store.constructor?.name ?? 'in use'} has no renew(): a handler that runs longer than webhooks.claimTtlSeconds (${webhooks.claimTtlSeconds} s) may run twice; implement renew(key, { slot, token, leaseMs }) (see IdempotencyStore), or raise claimTtlSeconds above your slowest handler`,
       );
     }
+  }
+
+  /** Current-state handling retrieves intents: it needs this instance's API client. */
+  onApplicationBootstrap(): void {
+    if (this.client !== undefined && this.client !== null) return;
+    const opted = this.registry.handlers().find((handler) => this.optsIn(handler));
+    if (opted === undefined) return;
+    throw new PaymentsConfigurationError(
+      this.currentByDefault ? 'webhooks.currentState' : `@OnPaymentEvent(..., { current: true }) on ${opted.id}`,
+      'needs the API client to retrieve intents, and this receiver has none',
+      'register PaymentsModule.forRoot({ apiKey, environment, baseUrl, ... }) for this instance, or drop current-state handling',
+    );
+  }
+
+  /** Whether `handler` runs on the current state of its intent (its own `current`, else `webhooks.currentState`). */
+  private optsIn(handler: PaymentEventHandlerRegistration): boolean {
+    const current = handler.options?.current;
+    return current === undefined ? this.currentByDefault : current;
   }
 
   /**
@@ -108,6 +159,12 @@ export class PaymentEventsDispatcher {
     }
     // A retrieve's run (reconciliation) stands for the webhook of its state, whatever its synthetic id.
     const eventId = meta.source === 'reconciliation' ? undefined : event.id;
+    // Current-state handling: an intent's state event with an opted-in handler (a loop, no allocation).
+    if (record.state !== undefined) {
+      for (const handler of handlers) {
+        if (this.optsIn(handler)) return this.dispatchCurrent(handlers, event, meta, record, eventId);
+      }
+    }
     // One handler (the usual case): its completion also ends the intent's watch when the state ends it.
     // With several, the watch ends after the dispatch (the reconciliation plug-in's afterDispatch).
     const unwatch = handlers.length === 1 && this.hooks.unwatches(record);
@@ -122,6 +179,70 @@ export class PaymentEventsDispatcher {
     );
   }
 
+  /**
+   * A dispatch with current-state handling: the opted-in handlers claim exclusively (no run of another
+   * state of the intent is live), then share one retrieve of the intent, and run only if the event's
+   * state is still the intent's; the others run as always. A delivery answered `superseded` then
+   * dispatches the intent's current state, as reconciliation would, before its answer.
+   */
+  private dispatchCurrent(
+    handlers: readonly PaymentEventHandlerRegistration[],
+    event: PaymentEvent,
+    meta: DispatchMeta,
+    record: EventRecord,
+    eventId: string | undefined,
+  ): Promise<DispatchResult> {
+    const unwatch = handlers.length === 1 && this.hooks.unwatches(record);
+    const view: CurrentStateDispatch = {
+      record,
+      // A retrieve's own dispatch carries the intent it retrieved: no second GET.
+      retrieved:
+        meta.source === 'reconciliation'
+          ? ((event.data as Record<string, unknown>)[record.kind!] as RetrievedIntent | undefined)
+          : undefined,
+      found: undefined,
+    };
+    const runs = handlers.map((handler) =>
+      this.runHandler(handler, event, meta, record, eventId, unwatch, this.optsIn(handler) ? view : undefined),
+    );
+    return Promise.all(runs).then((results) => {
+      const summary = this.summarise(event, meta, record, results);
+      const found = view.found;
+      if (summary.outcome !== 'superseded' || found === undefined) return summary;
+      // As reconciliation: a terminal state only (a recurring one is left to its own webhook).
+      if (!this.hooks.dispatchesRetrieved(record.kind!, found.state)) return summary;
+      return this.dispatchSuperseding(event, record, found).then(() => summary);
+    });
+  }
+
+  /**
+   * The current state of a superseded delivery's intent, dispatched once as reconciliation dispatches a
+   * state it retrieved (the same event, the same claims: a retrieve's run of that state). Its failure
+   * is logged; the superseded delivery's answer stands (the current state's own webhook, its
+   * redeliveries and reconciliation still bring it).
+   */
+  private dispatchSuperseding(
+    event: PaymentEvent,
+    record: EventRecord,
+    found: { state: string; intent: RetrievedIntent },
+  ): Promise<void> {
+    const current = reconciledEvent(record.kind!, found.state, found.intent);
+    const meta: DispatchMeta = {
+      receivedAt: new Date(this.runtime.now()),
+      source: 'reconciliation',
+      supersedes: event.id,
+    };
+    return toPromise(() => this.dispatch(current, meta)).then(
+      (result) => {
+        if (SETTLED_OUTCOMES.has(result.outcome)) return;
+        this.logger.warn(
+          `Current state ${current.event} of ${record.kind} ${record.intentId} (dispatched for superseded event ${event.id}) ended ${result.outcome}; its webhook or reconciliation brings it again`,
+        );
+      },
+      () => undefined,
+    );
+  }
+
   /** The dispatch's outcome from its handlers' results; logs, and tells the plug-ins' `afterDispatch`. */
   private summarise(
     event: PaymentEvent,
@@ -133,6 +254,10 @@ export class PaymentEventsDispatcher {
     if (this.logDeliveries) this.logger.log(deliveryLine(event, outcome, results));
     else if (outcome === 'duplicate') {
       this.logger.log(`Event ${event.id} (${event.event}) is a duplicate: every handler had already completed it`);
+    } else if (outcome === 'superseded') {
+      this.logger.log(
+        `Event ${event.id} (${event.event}) superseded: ${record.kind} ${record.intentId} has left ${record.state}; its opted-in handlers did not run (a terminal current state is dispatched instead)`,
+      );
     }
     if (this.hooks.listening)
       this.hooks.afterDispatch({ event, meta, record, outcome, results, finishedAt: this.runtime.now() });
@@ -147,22 +272,89 @@ export class PaymentEventsDispatcher {
     record: EventRecord,
     eventId: string | undefined,
     unwatch: boolean,
+    current?: CurrentStateDispatch,
   ): Pending<DispatchHandlerResult> {
     const run: HandlerRun = { handler, event, key: record.key, slot: runSlot(record, handler.id), eventId, unwatch };
-    if (!this.telemetry.recording) return this.runOne(run, meta);
-    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(run, meta)));
+    if (!this.telemetry.recording) return this.runOne(run, meta, current);
+    return this.telemetry.runHandler(handler.id, event, () => toPromise(() => this.runOne(run, meta, current)));
   }
 
   /**
    * Claim, run, then complete or release one handler's run. Never rejects. With a store that answers at
    * once (the in-memory one) and a handler that returns no promise, all of it happens at once.
    */
-  private runOne(run: HandlerRun, meta: DispatchMeta): Pending<DispatchHandlerResult> {
+  private runOne(run: HandlerRun, meta: DispatchMeta, current?: CurrentStateDispatch): Pending<DispatchHandlerResult> {
+    if (current !== undefined) {
+      // Exclusive: busy while a run of another state of the intent holds its lease (no overlap).
+      return settle(
+        () =>
+          this.store.claim(run.key, { slot: run.slot, eventId: run.eventId, leaseMs: this.leaseMs, exclusive: true }),
+        (claim) => this.runCurrent(run, claim, meta, current),
+        (error) => this.claimFailed(run, error),
+      );
+    }
     return settle(
       () => this.store.claim(run.key, { slot: run.slot, eventId: run.eventId, leaseMs: this.leaseMs }),
       (claim) => this.runClaimed(run, claim, meta),
       (error) => this.claimFailed(run, error),
     );
+  }
+
+  /**
+   * A claimed run of an opted-in handler: the intent retrieved (the GET in flight for it shared) while
+   * the claim is held, so no run of another state starts between the retrieve and the run; the handler
+   * runs only when the intent is still in the event's state, else the claim is released (`superseded`).
+   */
+  private runCurrent(
+    run: HandlerRun,
+    claim: IdempotencyClaim,
+    meta: DispatchMeta,
+    current: CurrentStateDispatch,
+  ): Pending<DispatchHandlerResult> {
+    if (claim.status !== 'claimed') return this.runClaimed(run, claim, meta);
+    if (current.retrieved !== undefined) return this.runClaimed(run, claim, meta, current.retrieved);
+    const { record } = current;
+    return this.retrieval.retrieve(record).then(
+      (intent) => {
+        const state = String((intent as { state?: unknown }).state);
+        if (state === record.state) return this.runClaimed(run, claim, meta, intent);
+        current.found ??= { state, intent };
+        return this.released(run, claim.token, { handler: run.handler.id, status: 'superseded' });
+      },
+      (error: unknown) => this.retrieveFailed(run, claim.token, record, error),
+    );
+  }
+
+  /**
+   * The retrieve failed: the handler never runs on a guess. 404: the intent is unknown to the service,
+   * answered 200 `gone` and logged, as reconciliation gives such an intent up; anything else (network,
+   * 5xx, 429 after the client's retries, 401/403) answers 503 and the delivery comes again.
+   */
+  private retrieveFailed(
+    run: HandlerRun,
+    token: string,
+    record: EventRecord,
+    error: unknown,
+  ): Pending<DispatchHandlerResult> {
+    const what = `${record.kind} ${record.intentId}`;
+    if (error instanceof PaymentsApiError && error.status === 404) {
+      this.logger.warn(
+        `Current state: ${what} is unknown to the service (404); ${whereOf(run.event, run.handler)} not run, answered gone (and no longer watched for reconciliation)`,
+      );
+      return this.released(run, token, { handler: run.handler.id, status: 'gone', error });
+    }
+    if (error instanceof PaymentsAuthenticationError || error instanceof PaymentsPermissionError) {
+      this.retrieveLog.log(
+        'unauthorized',
+        `Current state: the service answered ${error.status} to a retrieve of ${what} (check the API key's rights); ${whereOf(run.event, run.handler)} not run, answered 503 for redelivery`,
+      );
+    } else {
+      this.retrieveLog.log(
+        'unavailable',
+        `Current state: the retrieve of ${what} failed (${describe(error)}); ${whereOf(run.event, run.handler)} not run, answered 503 for redelivery`,
+      );
+    }
+    return this.released(run, token, { handler: run.handler.id, status: 'retrieve_failed', error });
   }
 
   private claimFailed(run: HandlerRun, error: unknown): DispatchHandlerResult {
@@ -173,8 +365,16 @@ export class PaymentEventsDispatcher {
     return { handler: run.handler.id, status: 'store_unavailable', error };
   }
 
-  /** After the claim: skip (done), give way (busy), or run the handler and record how it went. */
-  private runClaimed(run: HandlerRun, claim: IdempotencyClaim, meta: DispatchMeta): Pending<DispatchHandlerResult> {
+  /**
+   * After the claim: skip (done), give way (busy), or run the handler and record how it went. `intent`:
+   * the intent current-state handling retrieved for this run (`ctx.intent`).
+   */
+  private runClaimed(
+    run: HandlerRun,
+    claim: IdempotencyClaim,
+    meta: DispatchMeta,
+    intent?: RetrievedIntent,
+  ): Pending<DispatchHandlerResult> {
     const { handler, event } = run;
     if (claim.status === 'done') {
       // Not logged: the dispatch's outcome ('duplicate') says it once for all its handlers.
@@ -186,7 +386,15 @@ export class PaymentEventsDispatcher {
     }
 
     const attempt = Math.max(claim.attempt, meta.deliveryAttempt ?? 1);
-    const ctx = createPaymentEventContext(event, this.client, attempt, meta.receivedAt, meta.source, claim.handled);
+    const ctx = createPaymentEventContext(
+      event,
+      this.client,
+      attempt,
+      meta.receivedAt,
+      meta.source,
+      claim.handled,
+      intent,
+    );
     const started = this.runtime.now();
     // A plug-in that calls this handler itself (the inbox: in a transaction with its record).
     const around = this.hooks.aroundOf(handler);

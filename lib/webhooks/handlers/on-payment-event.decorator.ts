@@ -38,6 +38,9 @@ export type OnPaymentEventDecorator<T extends PaymentEventPattern> = <M extends 
  *
  * \@OnPaymentEvent('payment_intent.succeeded', { transactional: true })
  * async fulfil(event: PaymentEvent<'payment_intent.succeeded'>) {} // writes commit with the completion record
+ *
+ * \@OnPaymentEvent('payment_intent.succeeded', { current: true })
+ * async ship(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext) {} // only while the intent is succeeded; ctx.intent
  */
 export function OnPaymentEvent<
   const A extends readonly [PaymentEventPattern, ...(PaymentEventPattern | OnPaymentEventOptions)[]],
@@ -108,6 +111,9 @@ function checkedOptions(options: OnPaymentEventOptions): OnPaymentEventOptions {
   }
   if (handlerId !== undefined && (typeof handlerId.value !== 'string' || !HANDLER_ID_PATTERN.test(handlerId.value))) {
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', handlerId.key, ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
+  }
+  if (options.current !== undefined && typeof options.current !== 'boolean') {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'current', ON_PAYMENT_EVENT_MESSAGES.badCurrent);
   }
   const checked: OnPaymentEventOptions = { ...options };
   if (instance !== undefined) {

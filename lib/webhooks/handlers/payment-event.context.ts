@@ -83,7 +83,10 @@ export function handledStatesOf(
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
-/** Builds the second argument of a handler; `handled`: the claim's (see `PaymentEventContext.handled`). */
+/**
+ * Builds the second argument of a handler. `handled`: the claim's (see `PaymentEventContext.handled`);
+ * `intent`: the intent current-state handling retrieved for this run (`ctx.intent`), absent otherwise.
+ */
 export function createPaymentEventContext(
   event: PaymentEvent,
   client: PaymentIntentsRetriever,
@@ -91,12 +94,23 @@ export function createPaymentEventContext(
   receivedAt: Date,
   source: 'webhook' | 'reconciliation' = 'webhook',
   handled?: readonly HandledState[],
+  intent?: PaymentIntent | SetupIntent,
 ): PaymentEventContext {
+  if (intent === undefined) {
+    return Object.freeze({
+      retrieveIntent: () => retrieveIntentOf(event, client),
+      deliveryAttempt,
+      receivedAt,
+      source,
+      handled: handledStatesOf(handled),
+    });
+  }
   return Object.freeze({
     retrieveIntent: () => retrieveIntentOf(event, client),
     deliveryAttempt,
     receivedAt,
     source,
     handled: handledStatesOf(handled),
+    intent,
   });
 }

@@ -21,7 +21,12 @@ import type { ResolvedPaymentsQueueOptions as ResolvedQueueOptions } from '../co
 import { closeOwnedClients, resolveWorkerConnection, type DuplicableRedisClient } from './queue-connection.util.js';
 
 /** Outcomes after which the worker throws, so BullMQ retries the job with backoff. */
-const RETRY_OUTCOMES: ReadonlySet<DispatchOutcome> = new Set<DispatchOutcome>(['failed', 'busy', 'store_unavailable']);
+const RETRY_OUTCOMES: ReadonlySet<DispatchOutcome> = new Set<DispatchOutcome>([
+  'failed',
+  'busy',
+  'store_unavailable',
+  'retrieve_failed',
+]);
 
 /**
  * The worker of the queue part (`webhooks.processing: { queue }` with `worker` on, the default): it

@@ -20,12 +20,20 @@ const seconds = (raw: Record<string, unknown>, name: string, fallback: number, m
   return value as number;
 };
 
-/** Validates `webhooks.reconcile` (called by the receiver's validator); undefined when not set. */
+/**
+ * Validates `webhooks.reconcile` (called by the receiver's validator): on with the defaults when it is
+ * left out (`byDefault`), undefined only for `false`, the one switch that turns it off.
+ */
 export function resolveReconcileOptions(raw: unknown): ResolvedPaymentsReconcileOptions | undefined {
-  if (raw === undefined || raw === false) return undefined;
+  if (raw === false) return undefined;
+  if (raw === undefined) return Object.freeze({ ...resolveReconcileOptions({})!, byDefault: true as const });
   if (raw === true) raw = {};
   if (!isObject(raw)) {
-    return fail('webhooks.reconcile', `must be an object, got ${kind(raw)}`, 'pass { afterSeconds?, ... } or omit it');
+    return fail(
+      'webhooks.reconcile',
+      `must be an object or a boolean, got ${kind(raw)}`,
+      'pass { afterSeconds?, ... }, omit it (on, with the defaults), or pass false to turn reconciliation off',
+    );
   }
   const cadence = raw['cadence'] ?? DEFAULT_RECONCILE_CADENCE;
   if (

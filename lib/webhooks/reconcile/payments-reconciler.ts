@@ -23,7 +23,7 @@ import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { WatchedIntentCheck } from './watched-intent.check.js';
-import { checkBatch, type RetrievePacing } from './reconcile-batch.js';
+import { checkBatch, pacingOf, type RetrievePacing } from './reconcile-batch.js';
 import {
   describe,
   formatAge,
@@ -86,17 +86,23 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.checker =
       this.options &&
       new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, this.listener);
-    this.pacing = this.options && {
-      gapMs: this.options.minRetrieveGapMs,
-      concurrency: this.options.maxConcurrentRetrieves,
-      nextStartAt: Number.NEGATIVE_INFINITY,
-    };
+    // Shared with current-state handling's retrieves (the watch-list plug-in): one rate per instance.
+    this.pacing = this.options && pacingOf(this.options);
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */
   onApplicationBootstrap(): void {
     const options = this.options;
     if (!options) return;
+    if (this.client === undefined || this.client === null) {
+      // A receiver without its PaymentsModule (PaymentsWebhooksModule alone): nothing to retrieve with.
+      if (options.byDefault) return;
+      throw new PaymentsConfigurationError(
+        'webhooks.reconcile',
+        'needs the API client to retrieve intents, and this receiver has none',
+        'register PaymentsModule.forRoot({ apiKey, environment, baseUrl, ... }) for this instance, or pass reconcile: false',
+      );
+    }
     const owner = WATCH_LIST_OWNERS.get(this.store);
     if (owner !== undefined && owner !== this.instance) {
       throw new PaymentsConfigurationError(
@@ -107,7 +113,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     }
     WATCH_LIST_OWNERS.set(this.store, this.instance);
     this.logger.log(
-      `Reconciliation on: first check ${options.afterMs / 1000} s after an intent is created, a sweep every ${options.everyMs / 1000} s (one sweeper at a time for this instance), at most ${Math.round(100_000 / options.minRetrieveGapMs) / 100} retrieves/s (${options.maxConcurrentRetrieves} at once) in batches of ${options.batchSize}, given up after ${formatAge(options.maxAgeMs)}; watch list: ${this.store.constructor?.name ?? 'custom'}`,
+      `Reconciliation on${options.byDefault ? ' (the default)' : ''}: first check ${options.afterMs / 1000} s after an intent is created, a sweep every ${options.everyMs / 1000} s (one sweeper at a time for this instance), at most ${Math.round(100_000 / options.minRetrieveGapMs) / 100} retrieves/s (${options.maxConcurrentRetrieves} at once) in batches of ${options.batchSize}, given up after ${formatAge(options.maxAgeMs)}; watch list: ${this.store.constructor?.name ?? 'custom'}; turn it off with webhooks: { reconcile: false }`,
     );
     this.unsubscribe = this.client.onIntentCreated?.((kind, intent, created) => {
       const wanted = options.watch === 'all' ? created.reconcile !== false : created.reconcile === true;

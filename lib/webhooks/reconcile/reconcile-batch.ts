@@ -1,5 +1,6 @@
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { WatchedIntent } from '../contracts/intent-watch-store.interface.js';
+import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { KeptLease, ReconcileSweepResult } from './reconcile-sweep.js';
 import type { CheckOutcome } from './watched-intent.check.js';
 
@@ -16,6 +17,33 @@ export interface RetrievePacing {
   readonly concurrency: number;
   /** Earliest start of the next retrieve (ms, the runtime's clock). */
   nextStartAt: number;
+}
+
+/** Each instance's pace, by its resolved `webhooks.reconcile` (one object per instance). */
+const PACINGS = new WeakMap<ResolvedPaymentsReconcileOptions, RetrievePacing>();
+
+/**
+ * The pace of the instance whose options are `options`: one object shared by its sweeps and by
+ * current-state handling's retrieves (`WatchListSettlement.retrieveDelayMs`), so both stay inside one
+ * `maxRetrievesPerSecond`.
+ */
+export function pacingOf(options: ResolvedPaymentsReconcileOptions): RetrievePacing {
+  let pacing = PACINGS.get(options);
+  if (pacing === undefined) {
+    pacing = { gapMs: options.minRetrieveGapMs, concurrency: options.maxConcurrentRetrieves, nextStartAt: -Infinity };
+    PACINGS.set(options, pacing);
+  }
+  return pacing;
+}
+
+/**
+ * Reserves the next start on `pacing`'s grid for one retrieve outside a batch (current-state
+ * handling): the ms to wait for it, 0 when it may start now.
+ */
+export function reserveRetrieve(pacing: RetrievePacing, now: number): number {
+  const start = Math.max(now, pacing.nextStartAt);
+  pacing.nextStartAt = start + pacing.gapMs;
+  return start - now;
 }
 
 /**

@@ -1,5 +1,11 @@
 import { isPromiseLike } from '../../core/payments.pending.js';
-import type { DispatchSummary, PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
+import type {
+  DispatchSummary,
+  PaymentsDispatchPlugin,
+  RetrieveAnswer,
+} from '../contracts/dispatch-plugin.interface.js';
+import { PaymentsApiError } from '../../errors/payments.errors.js';
+import { reserveRetrieve, type RetrievePacing } from './reconcile-batch.js';
 import type { EventRecord } from '../contracts/event-record.types.js';
 import type { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
@@ -17,22 +23,44 @@ export class WatchListSettlement implements PaymentsDispatchPlugin {
   constructor(
     private readonly watchList: IntentWatchStore,
     private readonly terminalStates: ResolvedPaymentsReconcileOptions['terminalStates'],
+    /** The instance's retrieve pace (`pacingOf`); without it, current-state retrieves are not paced. */
+    private readonly pacing?: RetrievePacing,
   ) {}
+
+  retrieveDelayMs(now: number): number {
+    return this.pacing === undefined ? 0 : reserveRetrieve(this.pacing, now);
+  }
+
+  afterRetrieve(record: EventRecord, answer: RetrieveAnswer): void {
+    // The answers a sweep acts on at once: a terminal state settles through the dispatch that follows
+    // (afterDispatch, or the completion's unwatch); 404 means the service will never show it again.
+    if (!('error' in answer) || !(answer.error instanceof PaymentsApiError) || answer.error.status !== 404) return;
+    this.forgetQuietly(record.intentId!);
+  }
+
+  dispatchesRetrieved(kind: 'payment_intent' | 'setup_intent', state: string): boolean {
+    return this.terminalStates[kind].has(state);
+  }
 
   unwatches(record: EventRecord): boolean {
     return this.watchList.inRecords === true && this.terminal(record);
   }
 
   afterDispatch({ meta, record, outcome, results }: DispatchSummary): void {
-    if (meta.source === 'reconciliation' || !this.terminal(record)) return;
+    // The reconciler forgets what its own dispatches settle; a superseded delivery's dispatch is not its.
+    if ((meta.source === 'reconciliation' && meta.supersedes === undefined) || !this.terminal(record)) return;
     if (outcome !== 'handled' && outcome !== 'duplicate') return;
     // One handler that ran: its completion ended the watch already.
     if (this.watchList.inRecords === true && results.length === 1 && outcome === 'handled') return;
+    this.forgetQuietly(record.intentId!);
+  }
+
+  private forgetQuietly(intentId: string): void {
     try {
-      const forgotten = this.watchList.forget(record.intentId!);
+      const forgotten = this.watchList.forget(intentId);
       if (isPromiseLike(forgotten)) forgotten.then(undefined, () => undefined);
     } catch {
-      // As above: the reconciler retrieves it once more and finds its runs done.
+      // As above: the reconciler retrieves it once more and finds its runs done (or its 404).
     }
   }
 

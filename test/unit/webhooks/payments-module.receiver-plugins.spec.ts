@@ -75,8 +75,8 @@ class TransactionalHandler {
 }
 
 describe('forRoot / register: only the plug-ins the options turn on have providers', () => {
-  it('forRoot without reconcile, transactions or a queue registers none of their providers', async () => {
-    const module = PaymentsModule.forRoot(fixtureOptions());
+  it('forRoot with reconcile: false, without transactions or a queue, registers none of their providers', async () => {
+    const module = PaymentsModule.forRoot(fixtureOptions({ reconcile: false }));
     for (const [, token] of PLUG_IN_TOKENS) expect(tokensOf(module)).not.toContain(token);
     expect(module.exports).not.toContain(PaymentsReconciler);
     const app = await boot(module);
@@ -85,6 +85,16 @@ describe('forRoot / register: only the plug-ins the options turn on have provide
     // The receiver works without them: its client, and a dispatcher with no hook to call.
     expect(app.get(PaymentsService)).toBeInstanceOf(PaymentsService);
     expect(app.get(PAYMENTS_DISPATCH_PLUGINS, { strict: false })).toEqual([]);
+  });
+
+  it('forRoot without reconcile: reconciliation is on by default (the reconciler, its watch list, its hook)', async () => {
+    const module = PaymentsModule.forRoot(fixtureOptions());
+    expect(tokensOf(module)).toEqual(expect.arrayContaining([PaymentsReconciler, IntentWatchStore]));
+    expect(module.exports).toContain(PaymentsReconciler);
+    const app = await boot(module);
+    expect(app.get(PaymentsReconciler)).toBeInstanceOf(PaymentsReconciler);
+    const plugins = app.get<Array<{ name: string }>>(PAYMENTS_DISPATCH_PLUGINS, { strict: false });
+    expect(plugins.map((plugin) => plugin.name)).toEqual(['reconciliation']);
   });
 
   it('forRoot with reconcile and transactions registers the inbox, the reconciler and its watch list', async () => {
@@ -106,8 +116,9 @@ describe('forRoot / register: only the plug-ins the options turn on have provide
   it('PaymentsWebhooksModule.register reads them from its values', async () => {
     const client = fixtureOptions(false);
     const verifier = standardWebhooks({ secrets: 'whsec_' + Buffer.from('plug-ins').toString('base64') });
-    const bare = PaymentsWebhooksModule.register({ verifier });
+    const bare = PaymentsWebhooksModule.register({ verifier, reconcile: false });
     expect(tokensOf(bare)).not.toContain(PaymentsReconciler);
+    expect(tokensOf(PaymentsWebhooksModule.register({ verifier }))).toContain(PaymentsReconciler);
     expect(tokensOf(bare)).not.toContain(PaymentsInbox);
     moduleRef = await Test.createTestingModule({
       imports: [PaymentsModule.forRoot(client), PaymentsWebhooksModule.register({ verifier, reconcile })],
@@ -139,11 +150,38 @@ describe('forRootAsync({ receiver: { reconcile, transactions } }): the plug-ins 
     expect(PLUG_IN_TOKENS.filter(([, token]) => registered(app, token)).map(([name]) => name)).toEqual([]);
   });
 
-  it('a factory that turns on a plug-in not declared fails at boot, naming the flag and the fix', async () => {
+  it("one setting is enough: receiver.reconcile alone, or the factory's webhooks.reconcile alone, turns it on", async () => {
+    const declared = await boot(
+      PaymentsModule.forRootAsync({ receiver: { path: 'hooks', reconcile: true }, useFactory: () => fixtureOptions() }),
+    );
+    expect(declared.get<Array<{ name: string }>>(PAYMENTS_DISPATCH_PLUGINS, { strict: false })).toHaveLength(1);
+    await declared.close();
+    moduleRef = undefined;
+    const fromFactory = await boot(
+      PaymentsModule.forRootAsync({
+        receiver: { path: 'hooks', transactions: false },
+        useFactory: () => fixtureOptions({ reconcile }),
+      }),
+    );
+    expect(fromFactory.get(PaymentsReconciler)).toBeInstanceOf(PaymentsReconciler);
+  });
+
+  it('the older spelling receiver: { reconcile: false } still turns it off when the factory leaves reconcile out', async () => {
+    const app = await boot(
+      PaymentsModule.forRootAsync({
+        receiver: { path: 'hooks', reconcile: false },
+        useFactory: () => fixtureOptions(),
+      }),
+    );
+    expect(registered(app, PaymentsReconciler)).toBe(false);
+    expect(app.get(PAYMENTS_DISPATCH_PLUGINS, { strict: false })).toEqual([]);
+  });
+
+  it('a factory that turns on a plug-in declared false fails at boot, naming the flag and the fix', async () => {
     await expect(
       boot(
         PaymentsModule.forRootAsync({
-          receiver: { path: 'hooks', transactions: true },
+          receiver: { path: 'hooks', transactions: true, reconcile: false },
           useFactory: () => fixtureOptions({ reconcile }),
         }),
       ),
@@ -170,7 +208,10 @@ describe('forRootAsync({ receiver: { reconcile, transactions } }): the plug-ins 
   });
 
   it('deprecated: without either flag both are registered as before, and the factory decides', async () => {
-    const module = PaymentsModule.forRootAsync({ receiver: { path: 'hooks' }, useFactory: () => fixtureOptions() });
+    const module = PaymentsModule.forRootAsync({
+      receiver: { path: 'hooks' },
+      useFactory: () => fixtureOptions({ reconcile: false }),
+    });
     expect(tokensOf(module)).toEqual(expect.arrayContaining([PaymentsInbox, PaymentsReconciler, IntentWatchStore]));
     const idle = await boot(module);
     expect(idle.get(PaymentsReconciler)).toBeInstanceOf(PaymentsReconciler);
@@ -194,7 +235,11 @@ describe('PaymentsWebhooksModule.registerAsync({ reconcile, transactions })', ()
   const verifier = standardWebhooks({ secrets: 'whsec_' + Buffer.from('plug-ins-async').toString('base64') });
 
   it('registers the declared plug-ins only', async () => {
-    const module = PaymentsWebhooksModule.registerAsync({ transactions: true, useFactory: () => ({ verifier }) });
+    const module = PaymentsWebhooksModule.registerAsync({
+      transactions: true,
+      reconcile: false,
+      useFactory: () => ({ verifier }),
+    });
     expect(tokensOf(module)).toContain(PaymentsInbox);
     expect(tokensOf(module)).not.toContain(PaymentsReconciler);
     moduleRef = await Test.createTestingModule({ imports: [PaymentsModule.forRoot(client), module] }).compile();
