@@ -241,7 +241,8 @@ export class SimWorld {
             ),
             createTable: false,
           },
-          ...(release.reconcile ? { reconcile: release.reconcile } : {}),
+          // Reconciliation is on by default now: the release without it says so (`false`, the one switch).
+          reconcile: release.reconcile ?? false,
         },
         'sandbox',
         instance,
