@@ -64,7 +64,8 @@ const mutants = [
   },
   {
     name: 'issue 29: reconciled events with an empty id',
-    file: 'lib/webhooks/reconcile/reconcile-sweep.ts',
+    // The event builder moved to support/ with current-state handling (5cd06c4).
+    file: 'lib/webhooks/support/retrieved-state.event.ts',
     from: 'id: uuidV5(`${kind}:${String(intent.id).toLowerCase()}:${state}`, RECONCILED_EVENT_NAMESPACE),',
     to: "id: '',",
   },
