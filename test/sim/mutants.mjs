@@ -64,9 +64,34 @@ const mutants = [
   },
   {
     name: 'issue 29: reconciled events with an empty id',
-    file: 'lib/webhooks/reconcile/reconcile-sweep.ts',
+    // The event builder moved to support/ with current-state handling (5cd06c4).
+    file: 'lib/webhooks/support/retrieved-state.event.ts',
     from: 'id: uuidV5(`${kind}:${String(intent.id).toLowerCase()}:${state}`, RECONCILED_EVENT_NAMESPACE),',
     to: "id: '',",
+  },
+  {
+    name: 'issue 42: runs never overlap (the current-state claim not exclusive)',
+    file: 'lib/webhooks/dispatch/payment-events.dispatcher.ts',
+    from: 'this.store.claim(run.key, { slot: run.slot, eventId: run.eventId, leaseMs: this.leaseMs, exclusive: true }),',
+    to: 'this.store.claim(run.key, { slot: run.slot, eventId: run.eventId, leaseMs: this.leaseMs }),',
+  },
+  {
+    name: "issue 42: an opted-in handler run without comparing the event's state with the retrieved one",
+    file: 'lib/webhooks/dispatch/payment-events.dispatcher.ts',
+    from: 'if (state === record.state) return this.runClaimed(run, claim, meta, intent);',
+    to: 'if (record.state !== undefined) return this.runClaimed(run, claim, meta, intent);',
+  },
+  {
+    name: 'issue 42: a failed current-state retrieve runs the handler anyway (on the event alone)',
+    file: 'lib/webhooks/dispatch/payment-events.dispatcher.ts',
+    from: '(error: unknown) => this.retrieveFailed(run, claim.token, record, error),',
+    to: '() => this.runClaimed(run, claim, meta),',
+  },
+  {
+    name: 'issue 42: the shared retrieve never forgotten (its answer served to every later run)',
+    file: 'lib/webhooks/dispatch/current-intent.retrieval.ts',
+    from: '.finally(() => this.inFlight.delete(record.key));',
+    to: '.finally(() => undefined);',
   },
 ];
 

@@ -7,7 +7,9 @@ import { DEFAULT_SETTINGS, SimWorld } from './sim-world.js';
  * instance in each, sharing one engine), webhooks (dropped, duplicated, reordered, delayed, resent,
  * intent ids in any letter case), retrieves (slow, 404, 429, 5xx, never answered), store faults (before
  * or after applying), crashes at any await point and rolling deploys that switch reconciliation on and
- * off and change terminalStates, on a simulated clock (Jest's fake timers). The invariants are checked
+ * off, change terminalStates and switch current-state handling (webhooks.currentState) on and off, with
+ * handlers opted in by their own { current: true } whatever the release, on a simulated clock (Jest's
+ * fake timers). The invariants are checked
  * as effects happen and at quiescence; a failure prints its seed and the trace of its intent.
  *
  * SEED=123 npm run test:sim     replays one seed (and prints its whole trace with TRACE=1)
@@ -53,10 +55,18 @@ describe('whole-system simulation', () => {
       const failures: string[] = [];
       let effects = 0;
       let intents = 0;
+      // Current-state handling: opted-in runs checked, deliveries answered superseded, seeds whose
+      // processes ran with the mode both on and off (a rolling deploy switched it).
+      let currentRuns = 0;
+      let superseded = 0;
+      let switched = 0;
       for (const seed of seeds) {
         const done = await run(seed);
         effects += [...done.effects.values()].reduce((a, b) => a + b, 0);
         intents += done.intents.size;
+        currentRuns += done.current.runs;
+        superseded += done.current.superseded;
+        if (done.current.modes.size === 2) switched++;
         if (process.env.TRACE) console.log(done.trace.join('\n'));
         if (done.violations.length > 0) {
           const v = done.violations[0]!;
@@ -70,6 +80,14 @@ describe('whole-system simulation', () => {
       // The runs did work: handlers ran, intents were created (a check that cannot pass empty-handed).
       expect(effects).toBeGreaterThan(seeds.length * 5);
       expect(intents).toBe(seeds.length * DEFAULT_SETTINGS.intentsPerInstance * 2);
+      console.log(
+        `${seeds.length} seed(s): ${effects} effects, ${currentRuns} opted-in runs checked, ${superseded} deliveries superseded, ${switched} seeds switched current-state handling on or off`,
+      );
+      if (seeds.length >= 100) {
+        expect(currentRuns).toBeGreaterThan(seeds.length);
+        expect(superseded).toBeGreaterThan(0);
+        expect(switched).toBeGreaterThan(seeds.length / 10);
+      }
     },
     Math.max(600_000, count * 5_000),
   );
