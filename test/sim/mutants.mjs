@@ -93,6 +93,12 @@ const mutants = [
     from: '.finally(() => this.inFlight.delete(record.key));',
     to: '.finally(() => undefined);',
   },
+  {
+    name: "issue 42: the inbox's handler context without ctx.intent",
+    file: 'lib/webhooks/transactional/payments-inbox.ts',
+    from: '            intent: ctx.intent,\n',
+    to: '',
+  },
 ];
 
 /** Runs one jest config in `dir`; the first line naming what caught the mutant, or undefined. */

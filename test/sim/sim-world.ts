@@ -95,15 +95,6 @@ export interface Release {
 const QUIET_RELEASES = [RELEASES[1]!, RELEASES[6]!];
 
 /**
- * What the world leaves out until two library defects are fixed (test/sim/KNOWN-DEFECTS.md), each put
- * back by `SIM_KNOWN_DEFECTS` naming it (`inbox`, `stale`, or both): the inbox handler following the
- * release's current-state mode, and a process pausing just after a current-state retrieve answers.
- */
-const KNOWN_DEFECTS = process.env.SIM_KNOWN_DEFECTS ?? '';
-const INBOX_FOLLOWS_RELEASE = KNOWN_DEFECTS.includes('inbox');
-const STALL_AFTER_RETRIEVE = KNOWN_DEFECTS.includes('stale');
-
-/**
  * Handlers of every instance: the terminal states, and one of every state (some recur). `current`: the
  * handler's own `@OnPaymentEvent(type, { current })`; without it, the release's `webhooks.currentState`.
  */
@@ -112,13 +103,11 @@ const HANDLERS: ReadonlyArray<{ id: string; patterns: string[]; transactional?: 
   { id: 'Shop.released', patterns: ['payment_intent.cancelled'] },
   { id: 'Audit.any', patterns: ['payment_intent.*'] },
   // In the transactional inbox: its effect commits with its record, so it runs exactly once, no window.
-  // Opted out of current-state handling: the inbox's context drops ctx.intent (a library defect, see
-  // test/sim/KNOWN-DEFECTS.md); SIM_KNOWN_DEFECTS=inbox lets it follow the release (seed 2 then fails).
+  // It follows the release's current-state mode (the inbox's context once dropped ctx.intent: seed 2).
   {
     id: 'Ledger.paid',
     patterns: ['payment_intent.succeeded'],
     transactional: true,
-    ...(INBOX_FOLLOWS_RELEASE ? {} : { current: false }),
   },
   // Current-state handling, opted in whatever the release: fulfilment on capture and its outcomes,
   // and a status page that follows every state (recurring ones too: the states it shows never go back).
@@ -453,9 +442,9 @@ export class SimWorld {
               `${instance}: process ${proc.id} retrieve of ${intent.id} answered ${intent.state} (#${intent.history.length - 1})`,
             );
             // Now and then the process pauses just after a current-state retrieve answers (a long GC):
-            // what it does next with that answer lands after the claims' lease. Off by default until the
-            // defect it finds is fixed (test/sim/KNOWN-DEFECTS.md); SIM_KNOWN_DEFECTS=stale turns it on.
-            if (STALL_AFTER_RETRIEVE && this.random.chance(0.03)) this.stall(proc, this.random.int(21_000, 40_000));
+            // what it does next with that answer lands after the claims' lease (it found a superseded
+            // delivery's current state run on that older answer: seed 584, fixed).
+            if (this.random.chance(0.03)) this.stall(proc, this.random.int(21_000, 40_000));
           }
           resolve(answered);
         };

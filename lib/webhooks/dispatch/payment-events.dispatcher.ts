@@ -195,9 +195,11 @@ export class PaymentEventsDispatcher implements OnApplicationBootstrap {
     const unwatch = handlers.length === 1 && this.hooks.unwatches(record);
     const view: CurrentStateDispatch = {
       record,
-      // A retrieve's own dispatch carries the intent it retrieved: no second GET.
+      // A sweep's dispatch carries the intent it retrieved: no second GET. A superseded delivery's does
+      // not use its own: that GET was made under the claim it released, and the intent may have moved on
+      // before this dispatch's claim (a retrieve is the truth only when made under the claim it runs in).
       retrieved:
-        meta.source === 'reconciliation'
+        meta.source === 'reconciliation' && meta.supersedes === undefined
           ? ((event.data as Record<string, unknown>)[record.kind!] as RetrievedIntent | undefined)
           : undefined,
       found: undefined,
@@ -208,7 +210,8 @@ export class PaymentEventsDispatcher implements OnApplicationBootstrap {
     return Promise.all(runs).then((results) => {
       const summary = this.summarise(event, meta, record, results);
       const found = view.found;
-      if (summary.outcome !== 'superseded' || found === undefined) return summary;
+      // A superseding dispatch superseded in turn is not chained: the newer state's webhook brings it.
+      if (summary.outcome !== 'superseded' || found === undefined || meta.supersedes !== undefined) return summary;
       // As reconciliation: a terminal state only (a recurring one is left to its own webhook).
       if (!this.hooks.dispatchesRetrieved(record.kind!, found.state)) return summary;
       return this.dispatchSuperseding(event, record, found).then(() => summary);

@@ -128,6 +128,7 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
             receivedAt: ctx.receivedAt,
             source: ctx.source,
             handled: ctx.handled,
+            intent: ctx.intent,
             transaction: tx,
           });
           await call.invoke(context);

@@ -27,6 +27,8 @@ class FakeService {
   readonly states = new Map<string, string>();
   gets = 0;
   failWith: unknown;
+  /** Called once, after the next GET's answer is read (the service moving on meanwhile). */
+  afterGet: (() => void) | undefined;
   private held: Array<() => void> | undefined;
   readonly paymentIntents = { retrieve: (id: string) => this.retrieve(id) };
   readonly setupIntents = { retrieve: (id: string) => this.retrieve(id) };
@@ -44,6 +46,9 @@ class FakeService {
     if (this.held) await new Promise<void>((resolve) => this.held!.push(resolve));
     if (this.failWith !== undefined) throw this.failWith;
     const state = this.states.get(id);
+    const after = this.afterGet;
+    this.afterGet = undefined;
+    after?.();
     if (state === undefined) throw new PaymentsApiError({ status: 404, method: 'GET', path: `/payment_intents/${id}` });
     return { id, state };
   }
@@ -131,8 +136,21 @@ describe('current-state handling (opt-in per handler or per receiver)', () => {
       outcome: 'duplicate',
     });
     expect(runs).toHaveLength(1);
-    // The duplicate was known from its claim: no retrieve.
-    expect(service.gets).toBe(1);
+    // Two GETs: the superseded delivery's, and one under the current state's own claim; the duplicate
+    // was known from its claim: no retrieve.
+    expect(service.gets).toBe(2);
+  });
+
+  it('the current state of a superseded delivery runs on a retrieve made under its own claim: an intent that moved on meanwhile is not run on the older answer', async () => {
+    const { service, dispatcher, runs, intentId, event } = setup();
+    service.states.set(intentId, 'succeeded');
+    // The intent moves on (the capture failed) right after the superseded delivery's GET answered.
+    service.afterGet = () => void service.states.set(intentId, 'errored_capture');
+    const late = await dispatcher.dispatch(event('payment_intent.requires_capture'), { receivedAt });
+    expect(late.outcome).toBe('superseded');
+    // succeeded was not run on the first answer: its own retrieve found errored_capture (left to its webhook).
+    expect(runs).toEqual([]);
+    expect(service.gets).toBe(2);
   });
 
   it('a superseded delivery whose intent is now in a state that may recur dispatches nothing: that state is left to its webhook, as reconciliation leaves it', async () => {
