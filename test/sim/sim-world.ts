@@ -407,6 +407,9 @@ export class SimWorld {
     }
   }
 
+  /** Intent creations that found no process alive (each counted once; see `createIntent`). */
+  createsWithoutProcess = 0;
+
   alive(): SimProcess[] {
     return this.processes.filter((proc) => proc.alive);
   }
@@ -464,7 +467,12 @@ export class SimWorld {
   /** A process creates an intent through its client: the release's reconciler watches it. */
   createIntent(instance: InstanceName): void {
     const proc = this.random.pick(this.alive());
-    if (!proc) return;
+    if (!proc) {
+      // Every process down at that moment (crashes and a deploy's restart together): no shop to create it.
+      this.createsWithoutProcess++;
+      this.log(`${instance}: no process alive to create an intent`);
+      return;
+    }
     const id = this.random.uuid();
     const intent: SimIntent = {
       instance,

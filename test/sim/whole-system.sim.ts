@@ -55,6 +55,8 @@ describe('whole-system simulation', () => {
       const failures: string[] = [];
       let effects = 0;
       let intents = 0;
+      /** Seeds where an intent's creation found every process down: scheduled, not created. */
+      const noProcessSeeds: number[] = [];
       // Current-state handling: opted-in runs checked, deliveries answered superseded, seeds whose
       // processes ran with the mode both on and off (a rolling deploy switched it).
       let currentRuns = 0;
@@ -63,7 +65,8 @@ describe('whole-system simulation', () => {
       for (const seed of seeds) {
         const done = await run(seed);
         effects += [...done.effects.values()].reduce((a, b) => a + b, 0);
-        intents += done.intents.size;
+        intents += done.intents.size + done.createsWithoutProcess;
+        if (done.createsWithoutProcess > 0) noProcessSeeds.push(seed);
         currentRuns += done.current.runs;
         superseded += done.current.superseded;
         if (done.current.modes.size === 2) switched++;
@@ -77,11 +80,12 @@ describe('whole-system simulation', () => {
         }
       }
       expect(failures).toEqual([]);
-      // The runs did work: handlers ran, intents were created (a check that cannot pass empty-handed).
+      // The runs did work: handlers ran, intents were created, each scheduled creation accounted for
+      // (a check that cannot pass empty-handed).
       expect(effects).toBeGreaterThan(seeds.length * 5);
       expect(intents).toBe(seeds.length * DEFAULT_SETTINGS.intentsPerInstance * 2);
       console.log(
-        `${seeds.length} seed(s): ${effects} effects, ${currentRuns} opted-in runs checked, ${superseded} deliveries superseded, ${switched} seeds switched current-state handling on or off`,
+        `${seeds.length} seed(s): ${effects} effects, ${currentRuns} opted-in runs checked, ${superseded} deliveries superseded, ${switched} seeds switched current-state handling on or off; creations with every process down: ${noProcessSeeds.length === 0 ? 'none' : `seeds ${noProcessSeeds.join(', ')}`}`,
       );
       if (seeds.length >= 100) {
         expect(currentRuns).toBeGreaterThan(seeds.length);
