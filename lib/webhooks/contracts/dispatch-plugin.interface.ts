@@ -69,7 +69,8 @@ export interface PaymentsDispatchPlugin {
   afterDispatch?(dispatch: DispatchSummary): void;
   /**
    * Current-state handling, before a retrieve of an intent: how long to wait (ms) for that retrieve's
-   * turn in the plug-in's rate (reconciliation's `maxRetrievesPerSecond`), the turn reserved; 0: now.
+   * turn in the plug-in's rate (reconciliation's `maxRetrievesPerSecond`), the turn reserved; 0: now;
+   * `Infinity`: no turn within the plug-in's bound (none reserved; the delivery answers 503).
    */
   retrieveDelayMs?(now: number): number;
   /** Current-state handling: what a retrieve of `record`'s intent answered (the intent, or the error). */

@@ -1,8 +1,20 @@
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
+import { PaymentsError } from '../../errors/payments.errors.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { EventRecord } from '../contracts/event-record.types.js';
 import type { PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
 import type { DispatchHooks } from './dispatch-hooks.js';
+
+/** No turn for a retrieve within the rate's bound (the delivery answers 503 and is redelivered). */
+export class RetrieveTurnUnavailableError extends PaymentsError {
+  override readonly name = 'RetrieveTurnUnavailableError';
+
+  constructor() {
+    super(
+      'no turn within 5 s in webhooks.reconcile.maxRetrievesPerSecond, shared with the sweeps: raise it for this webhook rate',
+    );
+  }
+}
 
 /** An intent as a retrieve answered it. */
 export type RetrievedIntent = PaymentIntent | SetupIntent;
@@ -36,6 +48,7 @@ export class CurrentIntentRetrieval {
 
   private async get(record: EventRecord): Promise<RetrievedIntent> {
     const delay = this.hooks.retrieveDelayMs(this.runtime.now());
+    if (delay === Number.POSITIVE_INFINITY) throw new RetrieveTurnUnavailableError();
     if (delay > 0) await this.runtime.sleep(delay);
     const id = record.intentId!;
     let intent: RetrievedIntent;

@@ -17,6 +17,12 @@ import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-rec
  * in the same store call (`unwatches`); otherwise, and when several handlers ran, it is forgotten after
  * the dispatch. A failure to forget only costs one more retrieve, which finds its runs done.
  */
+/**
+ * Longest a current-state retrieve waits for its turn in `maxRetrievesPerSecond` (ms): past it, the
+ * delivery answers 503 and the service redelivers it later.
+ */
+export const MAX_CURRENT_STATE_WAIT_MS = 5_000;
+
 export class WatchListSettlement implements PaymentsDispatchPlugin {
   readonly name = 'reconciliation';
 
@@ -28,7 +34,11 @@ export class WatchListSettlement implements PaymentsDispatchPlugin {
   ) {}
 
   retrieveDelayMs(now: number): number {
-    return this.pacing === undefined ? 0 : reserveRetrieve(this.pacing, now);
+    if (this.pacing === undefined) return 0;
+    // No turn within the bound: none is reserved, and the delivery is answered 503 (redelivered later)
+    // rather than held while the queue of retrieves grows with the webhook rate.
+    if (this.pacing.nextStartAt - now > MAX_CURRENT_STATE_WAIT_MS) return Number.POSITIVE_INFINITY;
+    return reserveRetrieve(this.pacing, now);
   }
 
   afterRetrieve(record: EventRecord, answer: RetrieveAnswer): void {

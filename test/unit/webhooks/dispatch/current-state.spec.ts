@@ -234,6 +234,26 @@ describe('current-state handling (opt-in per handler or per receiver)', () => {
     expect(runs.map((r) => r.handler).sort()).toEqual(['A.paid', 'B.paid']);
   });
 
+  it("retrieves wait for their turn in reconciliation's rate, at most 5 s: past it the delivery answers retrieve_failed (503), never held longer", async () => {
+    const { service, dispatcher, runs, event } = setup({
+      webhooks: { reconcile: { maxRetrievesPerSecond: 1 } },
+      watchList: new MemoryIntentWatchStore({ now: runtime }),
+    });
+    // Eight intents paid at once; one GET a second: turns at 0, 1, ... 5 s are taken, the rest are not.
+    const ids = Array.from({ length: 8 }, () => randomUUID());
+    for (const id of ids) service.states.set(id, 'succeeded');
+    const answers = await Promise.all(
+      ids.map((id) => dispatcher.dispatch(event('payment_intent.succeeded', id), { receivedAt })),
+    );
+    expect(answers.map((a) => a.outcome)).toEqual([
+      ...Array.from({ length: 6 }, () => 'handled'),
+      'retrieve_failed',
+      'retrieve_failed',
+    ]);
+    expect(service.gets).toBe(6);
+    expect(runs).toHaveLength(6);
+  });
+
   it('a retrieve that fails (network) answers retrieve_failed (503) and never runs the handler; the redelivery runs it', async () => {
     const { service, dispatcher, runs, intentId, event } = setup();
     service.states.set(intentId, 'succeeded');
