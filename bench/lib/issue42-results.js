@@ -77,6 +77,14 @@ export function mergeIssue42(results, benchDir) {
     };
     issue.figures.currentState = results.currentState;
   }
+  // Beside the run of record: one delivery per intent (no duplicates), and the default retrieve budget.
+  for (const [key, file] of [
+    ['single', 'current-state-burst1.json'],
+    ['defaultBudget', 'current-state-budget5.json'],
+  ]) {
+    const run = read(`${dir}${file}`);
+    if (run) issue.figures[key] = { file: `results/${file}`, date: run.date, config: run.config, summary: run.summary };
+  }
   issue.targets = targetsOf(issue.figures);
   results.issue42 = issue;
 }
@@ -185,6 +193,12 @@ export function renderIssue42(results) {
       '',
       `The retrieve alone (the app's own client, one GET at a time, after each current round): ${c.retrieve.appCpuUsPerRetrieve} µs of app CPU and ${c.retrieve.wallUsPerRetrieve} µs wall per GET, the simulator ${c.retrieve.simulatorCpuUsPerGet} µs per GET served (its process, not in the app's CPU); ${c.retrieve.appCpuUsPerDelivery} µs per delivery at ${c.getsPerDelivery} GETs per delivery: ${x(c.retrieve.shareOfAddedCpu)} of the CPU the current mode adds.`,
       '',
+      ...[f.single, f.defaultBudget]
+        .filter(Boolean)
+        .map(
+          (run) =>
+            `Beside it (${run.file}, ${run.date}; ${run.config.rounds} rounds of ${run.config.intents} intents × bursts of ${run.config.burst}, \`maxRetrievesPerSecond: ${run.config.maxRetrievesPerSecond}\`): ${run.summary.getsPerDelivery} GETs per delivery; app CPU ${run.summary.appCpuUsPerDelivery.default} → ${run.summary.appCpuUsPerDelivery.current} µs (×${run.summary.cpuPerDeliveryVsDefault}), of which the retrieve ${run.summary.retrieve.appCpuUsPerDelivery} µs; latency per request ${run.summary.latencyUsMedian.default} → ${run.summary.latencyUsMedian.current} µs, per copy to its 2xx ${run.summary.copyLatencyUsMedian.default} → ${run.summary.copyLatencyUsMedian.current} µs.\n`,
+        ),
       'Keys: `currentState.getsPerDelivery`, `currentState.cpuPerDeliveryVsDefault`, and the rest of `currentState`; every figure above under `issue42`.',
       '',
     );
