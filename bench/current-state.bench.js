@@ -6,6 +6,8 @@
  *   npx tsc -p tsconfig.sample.json && node bench/current-state.bench.js [--intents 200] [--burst 4]
  *       [--rounds 7] [--warmup-rounds 4] [--adapter express] [--lib DIR] (default dist-sample/lib) [--out FILE]
  *       (default bench/results/current-state.json) [--max-retrieves-per-second 1000]
+ *       [--reconcile-off]  (both apps with `webhooks.reconcile: false`: no retrieve budget)
+ *       [--app-node-flags=FLAGS]  (the app processes' Node flags, e.g. --cpu-prof --cpu-prof-dir=DIR)
  *
  * This process runs the simulator (the service: it answers GET /payment_intents/:id) and sends the
  * deliveries; two app processes (bench/lib/current-state-app.js, the bench's receiver of lib/ours-app.js,
@@ -50,6 +52,11 @@ const { values: args } = parseArgs({
     lib: { type: 'string' },
     out: { type: 'string' },
     'max-retrieves-per-second': { type: 'string', default: '1000' },
+    // e.g. `--app-node-flags=--cpu-prof --cpu-prof-dir=DIR` (a profile per app process; the default app starts first)
+    'app-node-flags': { type: 'string', default: '' },
+    // Both apps with `webhooks.reconcile: false`: the retrieve then waits for no budget (with it, at least
+    // 1 ms between two retrieves: the budget's gap is kept in whole ms).
+    'reconcile-off': { type: 'boolean', default: false },
   },
 });
 const benchDir = new URL('.', import.meta.url).pathname;
@@ -79,6 +86,7 @@ async function startApp(mode) {
   const child = fork(`${benchDir}lib/current-state-app.js`, [], {
     // The app's log lines (one per duplicate, at 'log' level) are paid for, not printed.
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    execArgv: args['app-node-flags'].split(' ').filter(Boolean),
     env: {
       ...process.env,
       NODE_ENV: 'production',
@@ -88,7 +96,9 @@ async function startApp(mode) {
         baseUrl,
         apiKey: API_KEY,
         current: mode === 'current',
-        reconcile: { afterSeconds: 3600, maxRetrievesPerSecond: Number(args['max-retrieves-per-second']) },
+        reconcile: args['reconcile-off']
+          ? false
+          : { afterSeconds: 3600, maxRetrievesPerSecond: Number(args['max-retrieves-per-second']) },
       }),
     },
   });
@@ -319,7 +329,8 @@ const result = {
     warmupRounds: Number(args['warmup-rounds']),
     adapter: args.adapter,
     lib: args.lib ?? 'dist-sample/lib',
-    maxRetrievesPerSecond: Number(args['max-retrieves-per-second']),
+    maxRetrievesPerSecond: args['reconcile-off'] ? null : Number(args['max-retrieves-per-second']),
+    reconcile: !args['reconcile-off'],
   },
   summary,
   perRound,
