@@ -154,6 +154,20 @@ const CASES = [
     options: { app: 'ours', adapter: 'fastify' },
     levels: PRODUCTION,
   },
+  // Issue 42: reconciliation is on by default when the app has the client and the receiver, as the bench
+  // app has; these two count the receiver with it off, like for like with the build before that default.
+  {
+    id: 'ours-express-reconcile-off',
+    title: 'nestjs-payments, Express, inline, memory store, `webhooks.reconcile: false`',
+    options: { app: 'ours', adapter: 'express', reconcile: false },
+    levels: PRODUCTION,
+  },
+  {
+    id: 'ours-fastify-reconcile-off',
+    title: 'nestjs-payments, Fastify, inline, memory store, `webhooks.reconcile: false`',
+    options: { app: 'ours', adapter: 'fastify', reconcile: false },
+    levels: PRODUCTION,
+  },
   {
     id: 'ours-fastify-default-logs',
     title: "nestjs-payments, Fastify, at Nest's default log levels",

@@ -41,6 +41,7 @@ import { packageVersion } from './lib/package-version.js';
 import { mergeReconcile } from './lib/reconcile-results.js';
 import { mergeReceive } from './lib/receive-results.js';
 import { mergeIssue40, renderIssue40 } from './lib/issue40-results.js';
+import { mergeIssue42, renderIssue42 } from './lib/issue42-results.js';
 import { instructionsSummary, renderResultsMarkdown, renderConsoleTable } from './lib/results-report.js';
 import { ScenarioProcess, removeScenarioLogs } from './lib/scenario-process.js';
 import { SCENARIOS } from './lib/scenarios.js';
@@ -95,6 +96,7 @@ function renderAll(results, instructions) {
     renderGrowth(results.growth),
     renderIssue31(results),
     renderIssue40(results),
+    renderIssue42(results),
     renderKeys(results),
   ].join('\n');
 }
@@ -152,6 +154,8 @@ function mergeEngines(results, { issue40 = true } = {}) {
   // issue's figures beside their anchors (bench/lib/issue40-results.js).
   // (Not into the output of a partial run: the issue's HTTP figures are such an output.)
   if (issue40 && results.config?.mode !== 'quick') mergeIssue40(results, benchDir);
+  // Issue 42: `currentState` and the issue's figures beside their anchors (bench/lib/issue42-results.js).
+  if (issue40 && results.config?.mode !== 'quick') mergeIssue42(results, benchDir);
 }
 
 /** The client's counts per call of the last `node bench/callgrind.js --client`, if any. */

@@ -19,6 +19,11 @@
  *   eventTypes: N > 1 adds N - 1 handlers, each on another event type (none delivered): cost vs handlers of other events
  *   handlersOnEvent: M > 1 adds M - 1 more no-op handlers on the delivered event type
  *   maxBodyBytes: webhooks.maxBodyBytes (and Fastify's bodyLimit), for the payload-size runs
+ *   reconcile: the `webhooks.reconcile` option, when set (issue 42: reconciliation is on by default since
+ *          the app has the client and the receiver; `false` measures the receiver as before that default)
+ *   apiKey, baseUrl: the client's key and API (default: a key nothing accepts, a closed port); the
+ *          current-state bench points them at the in-process PaymentsSimulator
+ *   current: true opts the handler(s) on the delivered event in to current-state handling ({ current: true })
  * Returns the app (not initialised), `extra` (what the parent checks beside the answers) and the
  * cleanups to run after `app.close()`.
  */
@@ -78,10 +83,15 @@ export async function createOursApp(scenario = {}) {
     }
   }
   const Handlers = pgBench ? PostgresPaymentHandlers : PaymentHandlers;
+  const current = scenario.current === true ? { current: true } : {};
   decorateMethod(
     Handlers,
     'onSucceeded',
-    transactional ? OnPaymentEvent(EVENT_TYPE, { transactional: true }) : OnPaymentEvent(EVENT_TYPE),
+    transactional
+      ? OnPaymentEvent(EVENT_TYPE, { transactional: true, ...current })
+      : scenario.current === true
+        ? OnPaymentEvent(EVENT_TYPE, current)
+        : OnPaymentEvent(EVENT_TYPE),
   );
   // Growth runs (bench/callgrind.js --growth): more handlers, of other event types or of the same one.
   const { eventTypes = 1, handlersOnEvent = 1, maxBodyBytes } = scenario;
@@ -103,6 +113,7 @@ export async function createOursApp(scenario = {}) {
   };
   if (logDeliveries !== undefined) webhooks.logDeliveries = logDeliveries;
   if (maxBodyBytes !== undefined) webhooks.maxBodyBytes = maxBodyBytes;
+  if (scenario.reconcile !== undefined) webhooks.reconcile = scenario.reconcile;
   if (store === 'memory' && maxEntries !== undefined) webhooks.store = new MemoryIdempotencyStore({ maxEntries });
   if (store === 'redis') {
     const { Redis } = await import('ioredis');
@@ -159,9 +170,9 @@ export async function createOursApp(scenario = {}) {
     Module({
       imports: [
         PaymentsModule.forRoot({
-          apiKey: 'bench-api-key-not-a-real-one',
+          apiKey: scenario.apiKey ?? 'bench-api-key-not-a-real-one',
           environment: 'sandbox',
-          baseUrl: 'http://127.0.0.1:9',
+          baseUrl: scenario.baseUrl ?? 'http://127.0.0.1:9',
           allowInsecureHttp: true,
           webhooks,
         }),
