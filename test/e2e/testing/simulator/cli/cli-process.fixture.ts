@@ -10,6 +10,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
+/** The value printed after `label` in the CLI's start-up lines (`  base URL         http://...`). */
+export function printed(stdout: string, label: string): string {
+  const match = new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout);
+  if (match === null) throw new Error(`no '${label}' line in:\n${stdout}`);
+  return match[1]!;
+}
+
 /** `node <main.js> ...args` with its output kept line by line, lines typed on its stdin. */
 export class CliProcess {
   readonly child: ChildProcessWithoutNullStreams;

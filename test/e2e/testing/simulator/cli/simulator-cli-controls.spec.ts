@@ -3,15 +3,13 @@ import { join } from 'node:path';
 import { hmacVerifier } from '../../../../../lib/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
 import { apiClient, WebhookReceiver } from '../webhook-receiver.fixture.js';
-import { CliProcess } from './cli-process.fixture.js';
+import { CliProcess, printed } from './cli-process.fixture.js';
 
 /*
  * The rest of `npx nestjs-payments simulator`'s surface, as a process: the HMAC scheme flags (a
  * delivery verified with the printed secret), the checkout page it serves, and the delay, hold,
  * duplicate and reset controls typed on stdin.
  */
-const printed = (stdout: string, label: string): string => new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout)![1]!;
-
 describe('npx nestjs-payments simulator: scheme flags, checkout page, delivery controls', () => {
   let tree: TranspiledTree;
   let main: string;

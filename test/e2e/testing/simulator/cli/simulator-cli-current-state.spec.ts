@@ -12,7 +12,7 @@ import {
 } from '../../../../../lib/index.js';
 import type { PaymentDeliveryRecord } from '../../../../../lib/webhooks/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { CliProcess, freePort } from './cli-process.fixture.js';
+import { CliProcess, freePort, printed } from './cli-process.fixture.js';
 
 /*
  * Issue 42: events out of order, driven from the command-line simulator as a merchant would drive it.
@@ -50,12 +50,6 @@ class Orders {
     });
   }
 }
-
-const printed = (stdout: string, label: string): string => {
-  const match = new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout);
-  if (match === null) throw new Error(`no '${label}' line in:\n${stdout}`);
-  return match[1]!;
-};
 
 describe('npx nestjs-payments simulator: events out of order against current-state handling', () => {
   let tree: TranspiledTree;

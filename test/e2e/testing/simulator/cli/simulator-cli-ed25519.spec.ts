@@ -10,7 +10,7 @@ import { runSimulatorCli, startupLines } from '../../../../../lib/testing/simula
 import { SimulatorSession } from '../../../../../lib/testing/simulator/cli/simulator-session.js';
 import { standardWebhooksEd25519 } from '../../../../../lib/webhooks/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { CliProcess, freePort } from './cli-process.fixture.js';
+import { CliProcess, freePort, printed } from './cli-process.fixture.js';
 import { ed25519KeyPair } from '../../../../fixtures/webhooks/ed25519-keys.js';
 
 /*
@@ -27,13 +27,6 @@ class Fulfilment {
     this.paid.push(event.id);
   }
 }
-
-/** The value printed after `label` in the start-up lines. */
-const printed = (stdout: string, label: string): string => {
-  const match = new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout);
-  if (match === null) throw new Error(`no '${label}' line in:\n${stdout}`);
-  return match[1]!;
-};
 
 /** A Nest app on `port` whose receiver holds only the public key. */
 async function appVerifyingWith(publicKey: string, baseUrl: string, apiKey: string, port: number) {

@@ -10,7 +10,7 @@ import {
   type PaymentEvent,
 } from '../../../../../lib/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { CliProcess, freePort } from './cli-process.fixture.js';
+import { CliProcess, freePort, printed } from './cli-process.fixture.js';
 
 /*
  * `npx nestjs-payments simulator` (issue 32, item 4), run as a process of its own from lib/ transpiled
@@ -26,13 +26,6 @@ class Fulfilment {
     this.paid.push(event.id);
   }
 }
-
-/** The value printed after `label` in the start-up lines. */
-const printed = (stdout: string, label: string): string => {
-  const match = new RegExp(`^  ${label} +(\\S+)`, 'm').exec(stdout);
-  if (match === null) throw new Error(`no '${label}' line in:\n${stdout}`);
-  return match[1]!;
-};
 
 describe('npx nestjs-payments simulator', () => {
   let tree: TranspiledTree;
