@@ -21,7 +21,8 @@ it('runs the handler once per event', async () => {
   ).createNestApplication<NestFastifyApplication>(new FastifyAdapter(), { rawBody: true });
   await app.listen(0, '127.0.0.1');
 
-  const event = createPaymentEvent('payment_intent.succeeded');
+  const { data } = sim.emit('payment_intent.succeeded'); // an intent the service holds as succeeded
+  const event = createPaymentEvent('payment_intent.succeeded', { data });
   const { rawBody, headers } = signWebhook(event, { scheme: 'standard-webhooks', secret: SECRET });
   const url = `${await app.getUrl()}/payments/webhooks`;
   expect((await fetch(url, { method: 'POST', headers, body: rawBody })).status).toBe(200); // handled
