@@ -1,5 +1,9 @@
+import type { INestApplication, Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer } from 'node:net';
+import { PaymentsModule, standardWebhooksVerifier } from '../../../../../lib/index.js';
+import type { PaymentsWebhooksOptions } from '../../../../../lib/index.js';
 
 /** A port free on 127.0.0.1 right now (for an app the CLI must forward to before it listens). */
 export async function freePort(): Promise<number> {
@@ -66,4 +70,44 @@ export class CliProcess {
     this[stream] += chunk.toString();
     for (const waiter of [...this.#waiters]) waiter();
   }
+}
+
+/**
+ * `simulator --forward-to` a port, then a Nest app listening there, configured with the values the CLI
+ * printed (as a merchant would copy them): `providers` its handlers, `webhooks` merged into its receiver.
+ */
+export async function cliForwardingToApp(
+  main: string,
+  providers: Type<unknown>[],
+  webhooks: Partial<PaymentsWebhooksOptions> = {},
+): Promise<{ sim: CliProcess; app: INestApplication }> {
+  const port = await freePort();
+  const sim = new CliProcess(main, [
+    'simulator',
+    '--port',
+    '0',
+    '--forward-to',
+    `http://127.0.0.1:${port}/payments/webhooks`,
+    '--retry-schedule',
+    '50,100',
+  ]);
+  await sim.waitFor(/^Ready\./m);
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      PaymentsModule.forRoot({
+        apiKey: printed(sim.stdout, 'API key'),
+        environment: 'sandbox',
+        baseUrl: printed(sim.stdout, 'base URL'),
+        allowInsecureHttp: true,
+        webhooks: {
+          verifier: standardWebhooksVerifier({ secrets: printed(sim.stdout, 'endpoint secret') }),
+          ...webhooks,
+        },
+      }),
+    ],
+    providers,
+  }).compile();
+  const app = moduleRef.createNestApplication({ rawBody: true, logger: false });
+  await app.listen(port, '127.0.0.1');
+  return { sim, app };
 }

@@ -1,18 +1,11 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { join } from 'node:path';
-import {
-  OnPaymentEvent,
-  PaymentsModule,
-  standardWebhooksVerifier,
-  type PaymentEvent,
-  type PaymentEventContext,
-} from '../../../../../lib/index.js';
+import { OnPaymentEvent, type PaymentEvent, type PaymentEventContext } from '../../../../../lib/index.js';
 import type { PaymentDeliveryRecord } from '../../../../../lib/webhooks/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { CliProcess, freePort, printed } from './cli-process.fixture.js';
+import { CliProcess, cliForwardingToApp } from './cli-process.fixture.js';
 
 /*
  * Issue 42: events out of order, driven from the command-line simulator as a merchant would drive it.
@@ -60,34 +53,13 @@ describe('npx nestjs-payments simulator: events out of order against current-sta
 
   beforeAll(async () => {
     tree = transpileToCache('payments-cli-current-state', ['lib']);
-    const port = await freePort();
-    sim = new CliProcess(join(tree.dir, 'lib', 'testing', 'simulator', 'cli', 'main.js'), [
-      'simulator',
-      '--port',
-      '0',
-      '--forward-to',
-      `http://127.0.0.1:${port}/payments/webhooks`,
-      '--retry-schedule',
-      '50,100',
-    ]);
-    await sim.waitFor(/^Ready\./m);
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        PaymentsModule.forRoot({
-          apiKey: printed(sim.stdout, 'API key'),
-          environment: 'sandbox',
-          baseUrl: printed(sim.stdout, 'base URL'),
-          allowInsecureHttp: true,
-          webhooks: {
-            verifier: standardWebhooksVerifier({ secrets: printed(sim.stdout, 'endpoint secret') }),
-            deliveryListener: { onDelivery: (record) => void deliveries.push(record) },
-          },
-        }),
-      ],
-      providers: [Orders],
-    }).compile();
-    app = moduleRef.createNestApplication({ rawBody: true, logger: false });
-    await app.listen(port, '127.0.0.1');
+    ({ sim, app } = await cliForwardingToApp(
+      join(tree.dir, 'lib', 'testing', 'simulator', 'cli', 'main.js'),
+      [Orders],
+      {
+        deliveryListener: { onDelivery: (record) => void deliveries.push(record) },
+      },
+    ));
     orders = app.get(Orders);
   }, 60_000);
   afterAll(async () => {

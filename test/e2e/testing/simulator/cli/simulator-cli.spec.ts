@@ -1,16 +1,10 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import { join } from 'node:path';
-import {
-  OnPaymentEvent,
-  PaymentsModule,
-  standardWebhooksVerifier,
-  type PaymentEvent,
-} from '../../../../../lib/index.js';
+import { OnPaymentEvent, type PaymentEvent } from '../../../../../lib/index.js';
 import { transpileToCache, type TranspiledTree } from '../../../../fixtures/transpile.fixture.js';
-import { CliProcess, freePort, printed } from './cli-process.fixture.js';
+import { CliProcess, cliForwardingToApp, printed } from './cli-process.fixture.js';
 
 /*
  * `npx nestjs-payments simulator` (issue 32, item 4), run as a process of its own from lib/ transpiled
@@ -103,32 +97,8 @@ describe('npx nestjs-payments simulator', () => {
     let baseUrl: string;
 
     beforeAll(async () => {
-      const port = await freePort();
-      sim = cli(
-        'simulator',
-        '--port',
-        '0',
-        '--forward-to',
-        `http://127.0.0.1:${port}/payments/webhooks`,
-        '--retry-schedule',
-        '50,100',
-      );
-      await sim.waitFor(/^Ready\./m);
+      ({ sim, app } = await cliForwardingToApp(main, [Fulfilment]));
       baseUrl = printed(sim.stdout, 'base URL');
-      const moduleRef = await Test.createTestingModule({
-        imports: [
-          PaymentsModule.forRoot({
-            apiKey: printed(sim.stdout, 'API key'),
-            environment: 'sandbox',
-            baseUrl,
-            allowInsecureHttp: true,
-            webhooks: { verifier: standardWebhooksVerifier({ secrets: printed(sim.stdout, 'endpoint secret') }) },
-          }),
-        ],
-        providers: [Fulfilment],
-      }).compile();
-      app = moduleRef.createNestApplication({ rawBody: true, logger: false });
-      await app.listen(port, '127.0.0.1');
     }, 60_000);
     afterAll(async () => {
       sim?.kill();
