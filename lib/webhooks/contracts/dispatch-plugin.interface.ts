@@ -3,6 +3,12 @@ import type { DispatchHandlerResult, DispatchMeta, DispatchOutcome } from './dis
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
 import type { PaymentEventHandlerRegistration } from './payment-event-handler.types.js';
 
+/**
+ * Longest a current-state retrieve waits for its turn in a plug-in's rate (ms): past it, the plug-in's
+ * `retrieveDelayMs` answers `Infinity`, and the delivery answers 503 and is redelivered later.
+ */
+export const MAX_CURRENT_STATE_WAIT_MS = 5_000;
+
 /** What one dispatch did, as the `afterDispatch` hooks see it. */
 export interface DispatchSummary {
   readonly event: PaymentEvent;

@@ -2,6 +2,7 @@ import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js'
 import { PaymentsError } from '../../errors/payments.errors.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { EventRecord } from '../contracts/event-record.types.js';
+import { MAX_CURRENT_STATE_WAIT_MS } from '../contracts/dispatch-plugin.interface.js';
 import type { PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
 import type { DispatchHooks } from './dispatch-hooks.js';
 
@@ -11,7 +12,7 @@ export class RetrieveTurnUnavailableError extends PaymentsError {
 
   constructor() {
     super(
-      'no turn within 5 s in webhooks.reconcile.maxRetrievesPerSecond, shared with the sweeps: raise it for this webhook rate',
+      `no turn within ${MAX_CURRENT_STATE_WAIT_MS / 1000} s in webhooks.reconcile.maxRetrievesPerSecond, shared with the sweeps: raise it for this webhook rate`,
     );
   }
 }

@@ -1,8 +1,9 @@
 import { isPromiseLike } from '../../core/payments.pending.js';
-import type {
-  DispatchSummary,
-  PaymentsDispatchPlugin,
-  RetrieveAnswer,
+import {
+  MAX_CURRENT_STATE_WAIT_MS,
+  type DispatchSummary,
+  type PaymentsDispatchPlugin,
+  type RetrieveAnswer,
 } from '../contracts/dispatch-plugin.interface.js';
 import { PaymentsApiError } from '../../errors/payments.errors.js';
 import { reserveRetrieve, type RetrievePacing } from './reconcile-batch.js';
@@ -17,12 +18,6 @@ import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-rec
  * in the same store call (`unwatches`); otherwise, and when several handlers ran, it is forgotten after
  * the dispatch. A failure to forget only costs one more retrieve, which finds its runs done.
  */
-/**
- * Longest a current-state retrieve waits for its turn in `maxRetrievesPerSecond` (ms): past it, the
- * delivery answers 503 and the service redelivers it later.
- */
-export const MAX_CURRENT_STATE_WAIT_MS = 5_000;
-
 export class WatchListSettlement implements PaymentsDispatchPlugin {
   readonly name = 'reconciliation';
 
@@ -75,6 +70,6 @@ export class WatchListSettlement implements PaymentsDispatchPlugin {
   }
 
   private terminal(record: EventRecord): boolean {
-    return record.kind !== undefined && this.terminalStates[record.kind].has(record.state!);
+    return record.kind !== undefined && this.dispatchesRetrieved(record.kind, record.state!);
   }
 }
