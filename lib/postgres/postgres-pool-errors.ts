@@ -64,10 +64,18 @@ export function watchPostgresPoolErrors(pool: unknown): void {
  * pooled connection that the server ended while it sat idle can be handed out before node-postgres has
  * read the end: the statement sent on it never ran, and one more try on another connection is safe
  * where the statement can be repeated (the store's token-guarded statements; a transaction whose
- * handler has not started).
+ * handler has not started). An ORM's wrapper is looked through: Drizzle's `DrizzleQueryError` (and
+ * any error built with `{ cause }`) carries the driver's error as its `cause`, up to 4 levels deep.
  */
 export function isConnectionEnded(error: unknown): boolean {
-  if (error === null || typeof error !== 'object') return false;
+  for (let depth = 0; depth < 5 && error !== null && typeof error === 'object'; depth++) {
+    if (endsConnection(error)) return true;
+    error = (error as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function endsConnection(error: object): boolean {
   const code = (error as { code?: unknown }).code;
   if (
     typeof code === 'string' &&
@@ -76,4 +84,15 @@ export function isConnectionEnded(error: unknown): boolean {
     return true;
   const message = (error as { message?: unknown }).message;
   return typeof message === 'string' && /Connection terminated|not queryable/.test(message);
+}
+
+/**
+ * How many more tries a statement gets when its connection had ended: every idle connection of the
+ * pool may have ended at once (a restart, a failover, `pg_terminate_backend`), and the pool hands them
+ * out one by one until it has read each end, so one more try than the pool keeps idle, at most 11
+ * (node-postgres' default pool of 10, plus a new connection). Where the pool is not known, 10.
+ */
+export function endedConnectionRetries(pool?: unknown): number {
+  const idle = (pool as { idleCount?: unknown } | undefined)?.idleCount;
+  return typeof idle === 'number' && Number.isInteger(idle) && idle >= 0 ? Math.min(idle, 10) + 1 : 10;
 }

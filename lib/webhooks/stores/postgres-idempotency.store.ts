@@ -20,7 +20,11 @@ import {
   type PostgresQueryResult,
   type PreparedQueryable,
 } from '../../postgres/postgres-sql.util.js';
-import { isConnectionEnded, watchPostgresPoolErrors } from '../../postgres/postgres-pool-errors.js';
+import {
+  endedConnectionRetries,
+  isConnectionEnded,
+  watchPostgresPoolErrors,
+} from '../../postgres/postgres-pool-errors.js';
 import {
   DEFAULT_POSTGRES_IDEMPOTENCY_TABLE,
   postgresIdempotencySql,
@@ -186,14 +190,20 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   /**
    * One per-delivery statement: named (prepared once per connection) unless `preparedStatements` is false.
-   * Sent once more when its connection had ended (`isConnectionEnded`: one the server ended while idle in
-   * the pool): nothing of it ran, and every statement here is a claim or token-guarded.
+   * Sent again when its connection had ended (`isConnectionEnded`: one the server ended while idle in
+   * the pool), at most `endedConnectionRetries(pool)` times: nothing of it ran, and every statement here
+   * is a claim or token-guarded.
    */
-  private run(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
-    return this.runOnce(part, values).catch((error: unknown) => {
-      if (!isConnectionEnded(error)) throw error;
-      return this.runOnce(part, values);
-    });
+  private async run(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {
+    let retries: number | undefined;
+    for (;;) {
+      try {
+        return await this.runOnce(part, values);
+      } catch (error) {
+        retries ??= endedConnectionRetries(this.pool);
+        if (retries-- <= 0 || !isConnectionEnded(error)) throw error;
+      }
+    }
   }
 
   private runOnce(part: PerDeliveryStatement, values: unknown[]): Promise<PostgresQueryResult> {

@@ -20,7 +20,7 @@ import { postgresSchemaReadySql } from '../../postgres/postgres-sql.util.js';
 import type { PaymentsTransaction } from '../contracts/payments-transaction-runner.interface.js';
 import { preparePgStatement } from './pg-transaction.runner.js';
 import { RUN_AFTER_FIRST_STATEMENT, runsAfterFirstStatement } from './pg-first-statement.js';
-import { isConnectionEnded } from '../../postgres/postgres-pool-errors.js';
+import { endedConnectionRetries, isConnectionEnded } from '../../postgres/postgres-pool-errors.js';
 import {
   DEFAULT_PAYMENTS_INBOX_TABLE,
   type ResolvedPaymentsTransactionsOptions,
@@ -143,13 +143,16 @@ export class PaymentsInbox implements OnModuleInit, PaymentsDispatchPlugin {
       const transact = (): Promise<'ran' | 'skipped'> =>
         runsAfterFirstStatement(runner) ? runner[RUN_AFTER_FIRST_STATEMENT](claim, work) : runner.run((tx) => work(tx));
       let outcome: 'ran' | 'skipped';
-      try {
-        outcome = await transact();
-      } catch (error) {
-        // A pooled connection the server ended while it sat idle, handed out before node-postgres read the
-        // end: nothing of this transaction ran (the handler had not started), so once more on another one.
-        if (started || !isConnectionEnded(error)) throw error;
-        outcome = await transact();
+      for (let retries = endedConnectionRetries(); ; retries--) {
+        try {
+          outcome = await transact();
+          break;
+        } catch (error) {
+          // A pooled connection the server ended while it sat idle, handed out before node-postgres read
+          // the end: nothing of this transaction ran (the handler had not started), so again on another
+          // one; every idle connection may have ended at once (a restart), hence more than one try.
+          if (started || retries <= 0 || !isConnectionEnded(error)) throw error;
+        }
       }
       this.maybeCleanUp(options);
       return outcome;
