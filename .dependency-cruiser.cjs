@@ -135,10 +135,10 @@ module.exports = {
     },
     {
       name: 'receiver-plug-ins-import-contracts-support',
-      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/, records/ and support/ of lib/webhooks.`,
+      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/, records/, support/ and stores/ (the engines a plug-in keeps its state in, e.g. reconciliation's default watch list) of lib/webhooks.`,
       severity: 'error',
       from: { path: `^lib/webhooks/${PLUG_INS}/` },
-      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|records|support)/' },
+      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|records|support|stores)/' },
     },
     {
       name: 'receiver-dispatcher-imports-no-plug-in',

@@ -1,6 +1,7 @@
 import { PaymentsConfigurationError } from './errors/payments.errors.js';
 import { DEFAULT_PAYMENTS_INSTANCE } from './core/payments.defaults.js';
 import { PAYMENTS_INSTANCE_NAME_PATTERN } from './core/payments.instance.js';
+import type { PaymentsReceiverPlugin } from './webhooks/contracts/payments-receiver-plugin.interface.js';
 import type { PAYMENTS_ASYNC_OPTIONS_TYPE, PaymentsReceiverStructure } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { checkWebhooksRoute } from './webhooks/payments-webhooks.providers.js';
@@ -18,6 +19,8 @@ export interface PaymentsInstanceShape {
   worker?: boolean;
   /** The plug-ins whose providers are registered (undefined: both, deprecated; see `PaymentsReceiverPlugins`). */
   plugins: ReceiverPluginsSpec;
+  /** The app's own plug-ins (`webhooks.plugins`, `receiver.plugins`). */
+  own?: readonly PaymentsReceiverPlugin[];
   /** `forRootAsync` declared its structure with the deprecated `webhooksPath` / `webhooksProcessing` (errors name them). */
   legacy?: boolean;
 }

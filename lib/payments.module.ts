@@ -1,3 +1,4 @@
+import type { PaymentsReceiverPlugin } from './webhooks/contracts/payments-receiver-plugin.interface.js';
 import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
@@ -80,6 +81,10 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
           ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false
           : undefined,
       plugins: receiverPluginsOf(webhooks),
+      own:
+        typeof webhooks === 'object' && webhooks !== null
+          ? (webhooks as { plugins?: readonly PaymentsReceiverPlugin[] }).plugins
+          : undefined,
     });
   }
 
@@ -103,6 +108,7 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
         receiver === false
           ? { transactions: false, reconcile: false }
           : declaredReceiverPlugins(receiver, RECEIVER_PLUGINS_NAMING.option),
+      own: receiver === false ? undefined : receiver.plugins,
       legacy: options.receiver === undefined,
     });
   }
@@ -161,6 +167,7 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
           queued: shape.queued,
           worker: shape.worker,
           plugins: shape.plugins,
+          own: shape.own,
           naming: RECEIVER_PLUGINS_NAMING,
           inject: [PAYMENTS_MODULE_OPTIONS],
           resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks,
@@ -202,6 +209,7 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
   ];
   return {
     ...definition,
+    imports: [...(definition.imports ?? []), ...(receiver ? receiver.imports : [])],
     controllers: [...(definition.controllers ?? []), ...(receiver ? receiver.controllers : [])],
     providers: [...(definition.providers ?? []), ...core, ...client.providers, ...(receiver ? receiver.providers : [])],
     exports: [

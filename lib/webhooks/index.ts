@@ -1,8 +1,8 @@
 /*
  * `nestjs-payments/webhooks`: the whole surface of the receiver (the root entry re-exports the part an
  * application writes daily): handlers and their registry, verifiers, stores and their schemas, queued
- * processing, the delivery listener and its records, transactional handlers, and the option types of
- * each part.
+ * processing, the delivery listener and its records, transactional handlers, the plug-in interface
+ * (`PaymentsReceiverPlugin`), and the option types of each part.
  */
 export type { PaymentsProcessingOptions, PaymentsWebhooksOptions } from './contracts/payments-webhooks.options.js';
 export type { PaymentsQueueConnection, PaymentsQueueOptions } from './contracts/payments-queue.options.js';
@@ -31,6 +31,18 @@ export type {
   WebhookReceiptBody,
   WebhookRejectionBody,
 } from './contracts/payments-webhook-receipt.types.js';
+export type {
+  PaymentsPluginReceiverOptions,
+  PaymentsReceiverPlugin,
+} from './contracts/payments-receiver-plugin.interface.js';
+export type {
+  DeliveryAnswer,
+  DispatchSummary,
+  HandlerCall,
+  HandlerCallOutcome,
+  PaymentsDispatchPlugin,
+  RetrieveAnswer,
+} from './contracts/dispatch-plugin.interface.js';
 export { PAYMENTS_WEBHOOK_ROUTE_METADATA } from './contracts/payments-webhooks.constants.js';
 export * from './verifiers/index.js';
 export * from './stores/index.js';

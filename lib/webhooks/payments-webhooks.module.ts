@@ -131,6 +131,7 @@ function build(
     queued: registration.processing === 'queue',
     worker: registration.worker,
     plugins,
+    own: registration.plugins,
     naming: PLUGINS_NAMING,
     inject: [PAYMENTS_WEBHOOKS_VALUES, { token: contextToken, optional: true } as unknown as InjectionToken],
     resolve: (raw: unknown, found: PaymentsInstanceContext | undefined): ResolvedWebhooksOptions =>
@@ -178,7 +179,7 @@ function build(
   return {
     module: PaymentsWebhooksModule,
     global: registration.isGlobal,
-    imports: [DiscoveryModule],
+    imports: [DiscoveryModule, ...receiver.imports],
     controllers: receiver.controllers,
     providers,
     exports: receiver.exports,

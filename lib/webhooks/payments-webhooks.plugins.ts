@@ -1,32 +1,50 @@
-import type { InjectionToken, Provider } from '@nestjs/common';
-import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
+import type { InjectionToken, ModuleMetadata, Provider } from '@nestjs/common';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
 import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from './contracts/dispatch-plugin.interface.js';
-import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
-import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
-import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reconcile.options.js';
+import type { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
+import type { PaymentsReceiverPlugin, PaymentsValuesPlugin } from './contracts/payments-receiver-plugin.interface.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { webhooksLogger } from './support/payments-webhooks.logger.js';
+import { deliveryListenerHooks, deliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
+import { reconciliationHooks, reconciliationPlugin } from './reconcile/reconciliation.plugin.js';
 import { TransactionalHandlersCheck } from './support/transactional-handlers.check.js';
-import { DeliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
-import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
-import { WatchListSettlement } from './reconcile/watch-list.settlement.js';
-import { pacingOf } from './reconcile/reconcile-batch.js';
-import { MemoryIntentWatchStore } from './stores/memory-intent-watch.store.js';
-import { PaymentsInbox } from './transactional/payments-inbox.js';
+import type { PaymentsInbox } from './transactional/payments-inbox.js';
+import { transactionalInboxHooks, transactionalInboxPlugin } from './transactional/transactional-inbox.plugin.js';
 
-/** The plug-ins whose providers a receiver registers, by the option that turns each on. */
+export { intentWatchStoreFor } from './reconcile/reconciliation.plugin.js';
+
+/*
+ * The one naming table of the built-in plug-ins: which receiver option turns each on (the sugar of
+ * `forRoot({ webhooks })`, `forRootAsync({ receiver })` and `PaymentsWebhooksModule.register[Async]`).
+ * The receiver itself names none: it registers what each plug-in object brings and calls the hooks.
+ */
+
+/** The built-in plug-ins a flag turns on, by the receiver option that turns each on. */
 export type ReceiverPluginName = 'transactions' | 'reconcile';
 
 /**
- * Which plug-ins' providers a receiver registers: `true` registered, `false` not. `undefined` (the
+ * Which built-in plug-ins a receiver registers: `true` registered, `false` not. `undefined` (the
  * deprecated mode of `forRootAsync` / `registerAsync` without the flags) registers them, and the options
  * the factory returns decide at boot whether they do anything.
  */
 export type ReceiverPluginsSpec = Record<ReceiverPluginName, boolean | undefined>;
 
-const PLUGIN_NAMES: readonly ReceiverPluginName[] = ['transactions', 'reconcile'];
+/** Each flag's plug-in, and what a receiver without it registers instead (its one boot check). */
+const BUILT_IN: Record<ReceiverPluginName, { plugin: () => PaymentsValuesPlugin; without?: Provider[] }> = {
+  transactions: { plugin: transactionalInboxPlugin, without: [TransactionalHandlersCheck] },
+  reconcile: { plugin: reconciliationPlugin },
+};
+
+const PLUGIN_NAMES = Object.keys(BUILT_IN) as ReceiverPluginName[];
+
+/** The built-in plug-ins every receiver has, whose options decide at boot whether they do anything. */
+const ALWAYS: ReadonlyArray<() => PaymentsValuesPlugin> = [deliveryListenerPlugin];
+
+/** Every built-in plug-in turned on by a value, whose validator checks that value (`validateWebhooksOptions`). */
+export const VALUES_PLUGINS: readonly PaymentsValuesPlugin[] = Object.freeze([
+  ...PLUGIN_NAMES.map((name) => BUILT_IN[name].plugin()),
+  ...ALWAYS.map((plugin) => plugin()),
+]);
 
 /** Whether a `webhooks.<plug-in>` value turns the plug-in on (`false` and a missing value do not). */
 const isOn = (value: unknown): boolean => value !== undefined && value !== false;
@@ -66,6 +84,66 @@ export function declaredReceiverPlugins(
   return { transactions: flags.transactions === true, reconcile: flags.reconcile !== false };
 }
 
+/**
+ * The plug-in objects of a receiver: the built-ins `spec` turns on, the ones every receiver has, then the
+ * app's own (`plugins`), in the order their hooks run. Two plug-ins of one name fail the boot.
+ */
+export function receiverPluginsFor(
+  spec: ReceiverPluginsSpec,
+  own: readonly PaymentsReceiverPlugin[] = [],
+): PaymentsReceiverPlugin[] {
+  const plugins = [
+    ...PLUGIN_NAMES.filter((name) => spec[name] !== false).map((name) => BUILT_IN[name].plugin()),
+    ...ALWAYS.map((plugin) => plugin()),
+    ...checkedPlugins(own),
+  ];
+  const names = new Set<string>();
+  for (const plugin of plugins) {
+    if (names.has(plugin.name)) {
+      throw new PaymentsConfigurationError(
+        'plugins',
+        `holds two plug-ins named '${plugin.name}'`,
+        'pass each plug-in once (a built-in one is turned on by its option, e.g. webhooks.transactions)',
+      );
+    }
+    names.add(plugin.name);
+  }
+  return plugins;
+}
+
+/** The app's `plugins`, each checked for the shape of a `PaymentsReceiverPlugin`. */
+function checkedPlugins(own: unknown): readonly PaymentsReceiverPlugin[] {
+  if (own === undefined) return [];
+  if (!Array.isArray(own)) {
+    throw new PaymentsConfigurationError(
+      'plugins',
+      'must be an array of plug-ins',
+      'pass plugins: [myPlugin()], or omit it',
+    );
+  }
+  own.forEach((plugin: unknown, index) => {
+    const record = plugin as Partial<PaymentsReceiverPlugin> | null;
+    const fault =
+      typeof record !== 'object' || record === null
+        ? 'is not an object'
+        : typeof record.name !== 'string' || record.name === ''
+          ? 'has no name'
+          : record.hooks !== undefined && typeof record.hooks.useFactory !== 'function'
+            ? 'has hooks without a useFactory'
+            : record.providers !== undefined && !Array.isArray(record.providers)
+              ? 'has providers that are not an array'
+              : undefined;
+    if (fault !== undefined) {
+      throw new PaymentsConfigurationError(
+        `plugins[${index}]`,
+        fault,
+        'pass a PaymentsReceiverPlugin: { name, providers?, hooks?: { inject?, useFactory } }',
+      );
+    }
+  });
+  return own as PaymentsReceiverPlugin[];
+}
+
 /** How the errors of one registration name a plug-in's flag, its value and the fix. */
 export interface ReceiverPluginsNaming {
   /** The flag, e.g. `receiver.reconcile`. */
@@ -99,59 +177,44 @@ export function checkReceiverPlugins(
   return webhooks;
 }
 
-/** The reconciler's watch list: the option's, else one in the idempotency store's engine, else in memory. */
-export function intentWatchStoreFor(
-  reconcile: ResolvedPaymentsReconcileOptions,
-  store: IdempotencyStore,
-  runtime: PaymentsRuntime,
-  instance?: string,
-): IntentWatchStore {
-  if (reconcile.store) return reconcile.store;
-  if (typeof store.intentWatchStore === 'function') return store.intentWatchStore(instance);
-  return new MemoryIntentWatchStore({ now: runtime });
-}
-
 /**
- * The providers of the plug-ins `spec` registers, and the dispatcher's list of their hooks
- * (`PAYMENTS_DISPATCH_PLUGINS`): the transactional inbox (`PaymentsInbox`), reconciliation (its watch
- * list and `PaymentsReconciler`, exported by the unnamed instance). A receiver without the inbox keeps
- * its one check of the handlers (`TransactionalHandlersCheck`). The delivery listener is a value of the
- * options and needs no provider.
+ * What the plug-ins of a receiver register: each one's imports and providers (and, for the unnamed
+ * instance, its exports), what a receiver without a built-in registers instead, and the dispatcher's
+ * list of hooks (`PAYMENTS_DISPATCH_PLUGINS`), built once at boot from each plug-in's `hooks`.
  */
 export function createReceiverPluginsPart(
+  plugins: readonly PaymentsReceiverPlugin[],
   spec: ReceiverPluginsSpec,
   unnamed: boolean,
-): { providers: Provider[]; exports: InjectionToken[] } {
-  const inbox = spec.transactions !== false;
-  const reconcile = spec.reconcile !== false;
+): { imports: NonNullable<ModuleMetadata['imports']>; providers: Provider[]; exports: InjectionToken[] } {
+  const hooked = plugins.filter((plugin) => plugin.hooks !== undefined);
+  const inject = hooked.flatMap((plugin) => plugin.hooks!.inject ?? []);
   const providers: Provider[] = [
-    inbox ? PaymentsInbox : TransactionalHandlersCheck,
+    ...PLUGIN_NAMES.filter((name) => spec[name] === false).flatMap((name) => BUILT_IN[name].without ?? []),
+    ...plugins.flatMap((plugin) => plugin.providers ?? []),
     {
-      // The dispatcher's plug-ins, for the options in use (the dispatcher imports none of them).
+      // The hooks of the plug-ins in use, in order (the dispatcher imports none of them).
       provide: PAYMENTS_DISPATCH_PLUGINS,
-      useFactory: (webhooks: ResolvedWebhooksOptions, ...parts: unknown[]) =>
-        dispatchPluginsOf(webhooks, {
-          inbox: inbox ? (parts.shift() as PaymentsInbox) : undefined,
-          watchList: reconcile ? (parts.shift() as IntentWatchStore | undefined) : undefined,
-        }),
-      inject: [PAYMENTS_WEBHOOKS_OPTIONS, ...(inbox ? [PaymentsInbox] : []), ...(reconcile ? [IntentWatchStore] : [])],
+      useFactory: (webhooks: ResolvedWebhooksOptions, ...dependencies: unknown[]): PaymentsDispatchPlugin[] => {
+        const list: PaymentsDispatchPlugin[] = [];
+        for (const plugin of hooked) {
+          const own = dependencies.splice(0, plugin.hooks!.inject?.length ?? 0) as never[];
+          const hooks = plugin.hooks!.useFactory(webhooks, ...own);
+          if (hooks !== undefined) list.push(hooks);
+        }
+        return list;
+      },
+      inject: [PAYMENTS_WEBHOOKS_OPTIONS, ...inject],
     },
   ];
-  if (reconcile) {
-    providers.push(
-      {
-        provide: IntentWatchStore,
-        useFactory: (webhooks: ResolvedWebhooksOptions, store: IdempotencyStore, runtime: PaymentsRuntime) =>
-          webhooks.reconcile ? intentWatchStoreFor(webhooks.reconcile, store, runtime, webhooks.instance) : undefined,
-        inject: [PAYMENTS_WEBHOOKS_OPTIONS, IdempotencyStore, PAYMENTS_RUNTIME],
-      },
-      PaymentsReconciler,
-    );
-  }
-  return { providers, exports: reconcile && unnamed ? [PaymentsReconciler] : [] };
+  return {
+    imports: plugins.flatMap((plugin) => [...(plugin.imports ?? [])]),
+    providers,
+    exports: unnamed ? plugins.flatMap((plugin) => [...(plugin.exports ?? [])]) : [],
+  };
 }
 
-/** The plug-in parts a receiver built for its options (each absent when its option is). */
+/** The built-in plug-in parts a receiver built for its options (each absent when its option is). */
 export interface ReceiverPluginParts {
   /** The transactional inbox (`webhooks.transactions`). */
   inbox?: PaymentsInbox;
@@ -160,21 +223,17 @@ export interface ReceiverPluginParts {
 }
 
 /**
- * The dispatcher's plug-ins for `webhooks`, in the order their hooks run: the transactional inbox
- * (around a handler run), reconciliation's watch-list settlement and the delivery listener (after a
- * dispatch). Only the options in use contribute one: a receiver with none has no hook to call.
+ * The built-in plug-ins' hooks for `webhooks`, outside Nest (the simulation, the model check): what
+ * `PAYMENTS_DISPATCH_PLUGINS` holds for a receiver built from these parts, in the same order.
  */
 export function dispatchPluginsOf(
   webhooks: ResolvedWebhooksOptions,
   parts: ReceiverPluginParts,
 ): PaymentsDispatchPlugin[] {
-  const plugins: PaymentsDispatchPlugin[] = [];
-  if (webhooks.transactions && parts.inbox) plugins.push(parts.inbox);
-  if (webhooks.reconcile && parts.watchList)
-    plugins.push(
-      new WatchListSettlement(parts.watchList, webhooks.reconcile.terminalStates, pacingOf(webhooks.reconcile)),
-    );
-  if (webhooks.deliveryListener)
-    plugins.push(new DeliveryListenerPlugin(webhooks.deliveryListener, webhooksLogger(webhooks)));
-  return plugins;
+  const hooks: Array<PaymentsDispatchPlugin | undefined> = [
+    parts.inbox && transactionalInboxHooks(webhooks, parts.inbox),
+    reconciliationHooks(webhooks, parts.watchList),
+    deliveryListenerHooks(webhooks),
+  ];
+  return hooks.filter((plugin): plugin is PaymentsDispatchPlugin => plugin !== undefined);
 }

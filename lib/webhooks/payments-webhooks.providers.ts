@@ -3,6 +3,7 @@ import {
   Injectable,
   Logger,
   type InjectionToken,
+  type ModuleMetadata,
   type OnApplicationShutdown,
   type Provider,
   type Type,
@@ -31,9 +32,11 @@ import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
 import {
   checkReceiverPlugins,
   createReceiverPluginsPart,
+  receiverPluginsFor,
   type ReceiverPluginsNaming,
   type ReceiverPluginsSpec,
 } from './payments-webhooks.plugins.js';
+import type { PaymentsReceiverPlugin } from './contracts/payments-receiver-plugin.interface.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { validateWebhooksOptions } from './payments-webhooks.validator.js';
 import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
@@ -163,6 +166,8 @@ export interface PaymentsReceiverPartSpec {
    * list: `reconcile`); undefined (deprecated): registered, the options decide at boot.
    */
   plugins: ReceiverPluginsSpec;
+  /** The app's own plug-ins (`plugins`), after the built-in ones. */
+  own?: readonly PaymentsReceiverPlugin[];
   /** How a boot error names a plug-in the options turn on but `plugins` left out. */
   naming: ReceiverPluginsNaming;
   /** What the receiver's options factory injects, and how it maps that to the receiver options. */
@@ -179,13 +184,18 @@ export interface PaymentsReceiverPartSpec {
  * exports its registry (and queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).
  */
 export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
+  imports: NonNullable<ModuleMetadata['imports']>;
   controllers: Type<unknown>[];
   providers: Provider[];
   exports: InjectionToken[];
 } {
   const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name, spec.worker);
   const registryToken = getPaymentEventsRegistryToken(spec.name);
-  const plugins = createReceiverPluginsPart(spec.plugins, registryToken === PaymentEventsRegistry);
+  const plugins = createReceiverPluginsPart(
+    receiverPluginsFor(spec.plugins, spec.own),
+    spec.plugins,
+    registryToken === PaymentEventsRegistry,
+  );
   const processor: Provider =
     spec.queued === true
       ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsEnqueuer }
@@ -247,6 +257,7 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   if (receiverToken !== PaymentsWebhookReceiver)
     providers.push({ provide: receiverToken, useExisting: PaymentsWebhookReceiver });
   return {
+    imports: plugins.imports,
     controllers: [createPaymentsWebhookController(spec.path)],
     providers,
     exports: [...exports, ...(queue ? queue.exports : [])],

@@ -2,6 +2,7 @@ import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '
 import { DEFAULT_PAYMENTS_INSTANCE } from '../core/payments.defaults.js';
 import { PAYMENTS_INSTANCE_NAME_PATTERN } from '../core/payments.instance.js';
 import { fail, isObject, kind } from '../errors/payments-option.checks.js';
+import type { PaymentsReceiverPlugin } from './contracts/payments-receiver-plugin.interface.js';
 import type { PaymentsQueueOptions } from './contracts/payments-queue.options.js';
 import type { PaymentsReceiverPlugins, PaymentsWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import type { ReceiverPluginName, ReceiverPluginsNaming } from './payments-webhooks.plugins.js';
@@ -27,6 +28,8 @@ export interface PaymentsWebhooksRegistration {
   worker?: boolean;
   /** Register globally, so its registry, store and queue can be injected anywhere. Default true. */
   isGlobal?: boolean;
+  /** The app's own plug-ins (`PaymentsReceiverPlugin` objects), after the built-in ones. */
+  plugins?: readonly PaymentsReceiverPlugin[];
 }
 
 /** The values of a receiver: every option of `PaymentsWebhooksOptions` but the structure (route, processing). */
@@ -50,7 +53,7 @@ export interface PaymentsWebhooksModuleAsyncOptions extends PaymentsWebhooksRegi
 }
 
 /** The keys of `register(options)` that are structure; the rest are values. */
-export const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal'] as const;
+export const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal', 'plugins'] as const;
 
 /** How `registerAsync`'s errors name a plug-in flag. */
 export const PLUGINS_NAMING: ReceiverPluginsNaming = {
@@ -61,9 +64,12 @@ export const PLUGINS_NAMING: ReceiverPluginsNaming = {
 };
 
 /** The registration with its defaults, checked at once (a bad structure fails before Nest builds anything). */
-export function registrationOf(
-  options: PaymentsWebhooksRegistration,
-): Required<Omit<PaymentsWebhooksRegistration, 'isGlobal'>> & { isGlobal: boolean } {
+export function registrationOf(options: PaymentsWebhooksRegistration): Required<
+  Omit<PaymentsWebhooksRegistration, 'isGlobal' | 'plugins'>
+> & {
+  isGlobal: boolean;
+  plugins: readonly PaymentsReceiverPlugin[] | undefined;
+} {
   const name = options.name ?? DEFAULT_PAYMENTS_INSTANCE;
   if (typeof name !== 'string' || !PAYMENTS_INSTANCE_NAME_PATTERN.test(name)) {
     fail(
@@ -92,6 +98,7 @@ export function registrationOf(
     processing,
     worker: options.worker !== false,
     isGlobal: options.isGlobal !== false,
+    plugins: options.plugins,
   };
 }
 
@@ -107,7 +114,7 @@ export function webhooksOptionsOf(
       'return { verifier, ... } from useFactory',
     );
   }
-  for (const key of ['path', 'processing'] as const) {
+  for (const key of ['path', 'processing', 'plugins'] as const) {
     if (values[key] !== undefined) {
       fail(
         `PaymentsWebhooksModule values.${key}`,

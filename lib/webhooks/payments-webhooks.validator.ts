@@ -8,8 +8,7 @@ import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { validateProcessingQueue } from './queue/payments-queue.validator.js';
-import { resolveTransactionsOptions } from './transactional/payments-transactions.options.js';
-import { resolveReconcileOptions } from './reconcile/payments-reconcile.validator.js';
+import { VALUES_PLUGINS } from './payments-webhooks.plugins.js';
 import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';
 
 /**
@@ -86,21 +85,6 @@ export function validateWebhooksOptions(
     );
   }
   assertMemoryStoreAllowed(raw);
-  const deliveryListener = raw.deliveryListener;
-  if (
-    deliveryListener !== undefined &&
-    (!isObject(deliveryListener) ||
-      (typeof deliveryListener.onDelivery !== 'function' &&
-        typeof deliveryListener.onDispatch !== 'function' &&
-        typeof deliveryListener.onRejection !== 'function' &&
-        typeof deliveryListener.onReconcile !== 'function'))
-  ) {
-    fail(
-      'webhooks.deliveryListener',
-      'must implement PaymentDeliveryListener (onDelivery, onDispatch, onRejection and/or onReconcile)',
-      'pass `new PaymentDeliveryJournal()` or omit it',
-    );
-  }
   if (raw.logDeliveries !== undefined && typeof raw.logDeliveries !== 'boolean') {
     fail(
       'webhooks.logDeliveries',
@@ -135,7 +119,6 @@ export function validateWebhooksOptions(
     verifier: verifier as unknown as ResolvedWebhooksOptions['verifier'],
     endpointIds,
     store: store as ResolvedWebhooksOptions['store'],
-    deliveryListener: deliveryListener as ResolvedWebhooksOptions['deliveryListener'],
     logDeliveries: raw.logDeliveries === true,
     claimTtlSeconds: limit(raw.claimTtlSeconds, 'webhooks.claimTtlSeconds', 300, { min: 1 }),
     retentionSeconds: limit(raw.retentionSeconds, 'webhooks.retentionSeconds', DEFAULT_RETENTION_SECONDS, { min: 1 }),
@@ -143,8 +126,20 @@ export function validateWebhooksOptions(
     bodyTimeoutMs: limit(raw.bodyTimeoutMs, 'webhooks.bodyTimeoutMs', 10_000, { min: 1 }),
     requireHttps: (raw.requireHttps as boolean | undefined) ?? environment === 'production',
     processing,
-    transactions: resolveTransactionsOptions(raw.transactions),
-    reconcile: resolveReconcileOptions(raw.reconcile),
     currentState: raw.currentState === true,
-  };
+    // Each plug-in turned on by a value checks its own (transactions, reconcile, deliveryListener).
+    ...pluginValuesOf(raw, environment, instance),
+  } as ResolvedWebhooksOptions;
+}
+
+function pluginValuesOf(
+  raw: Record<string, unknown>,
+  environment: 'sandbox' | 'production',
+  instance: string,
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const plugin of VALUES_PLUGINS) {
+    values[plugin.option] = plugin.resolveOption(raw[plugin.option], { environment, instance });
+  }
+  return values;
 }

@@ -2,6 +2,11 @@ import type { EventRecord } from './event-record.types.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchOutcome } from './dispatch-result.types.js';
 import type { PaymentEvent, PaymentEventContext } from './payment-event.types.js';
 import type { PaymentEventHandlerRegistration } from './payment-event-handler.types.js';
+import type {
+  PaymentDeliveryRecord,
+  PaymentReconcileRecord,
+  PaymentRejectionRecord,
+} from './payment-delivery-listener.interface.js';
 
 /**
  * Longest a current-state retrieve waits for its turn in a plug-in's rate (ms): past it, the plug-in's
@@ -55,8 +60,13 @@ export type HandlerCallOutcome = 'ran' | 'skipped' | 'busy';
  *   releasing stay the dispatcher's.
  * - At a completion: `unwatches`: whether completing a run of this record's state also ends the
  *   intent's watch, in the same store call (reconciliation, when its list lives in the records).
- * - After a dispatch: `afterDispatch`: told what the dispatch did. Called synchronously; a hook that
- *   throws is logged and never changes the outcome.
+ * - After a dispatch: `afterDispatch`: told what the dispatch did.
+ * - After the answer: `afterAnswer`: told what a delivery was answered, whichever way it came (route,
+ *   `PaymentsWebhookReceiver.receive`, a broker, a function), or that it was refused before its event
+ *   was trusted.
+ * - After a reconciliation: `onReconcile`: told what the reconciler did with a watched intent.
+ *
+ * The "after" hooks are called synchronously; one that throws is logged and never changes an outcome.
  */
 export interface PaymentsDispatchPlugin {
   /** A short name for log lines (`'inbox'`, `'reconciliation'`, `'deliveryListener'`). */
@@ -73,6 +83,10 @@ export interface PaymentsDispatchPlugin {
   readonly failureNote?: string;
   unwatches?(record: EventRecord): boolean;
   afterDispatch?(dispatch: DispatchSummary): void;
+  /** A delivery was answered (`answered`: verified, with its event) or refused before its event was trusted (`refused`). */
+  afterAnswer?(answer: DeliveryAnswer): void;
+  /** The reconciler settled a watched intent, or stopped watching it. */
+  onReconcile?(record: PaymentReconcileRecord): void;
   /**
    * Current-state handling, before a retrieve of an intent: how long to wait (ms) for that retrieve's
    * turn in the plug-in's rate (reconciliation's `maxRetrievesPerSecond`), the turn reserved; 0: now;
@@ -89,8 +103,13 @@ export interface PaymentsDispatchPlugin {
   dispatchesRetrieved?(kind: 'payment_intent' | 'setup_intent', state: string): boolean;
 }
 
+/** What a delivery was answered, as `afterAnswer` hooks see it. */
+export type DeliveryAnswer =
+  | { readonly kind: 'answered'; readonly record: PaymentDeliveryRecord }
+  | { readonly kind: 'refused'; readonly record: PaymentRejectionRecord };
+
 /** What a current-state retrieve of an intent answered, as `afterRetrieve` hooks see it. */
 export type RetrieveAnswer = { readonly state: string } | { readonly error: unknown };
 
-/** Injection token of the receiver's plug-ins (an array, possibly empty), gathered by the receiver part. */
+/** Injection token of the receiver's plug-ins' hooks (an array, possibly empty), gathered by the receiver. */
 export const PAYMENTS_DISPATCH_PLUGINS = Symbol('PAYMENTS_DISPATCH_PLUGINS');

@@ -67,8 +67,14 @@ export interface PaymentsWebhooksOptions {
    * out). Default false. See docs/current-state.md.
    */
   currentState?: boolean;
+  /**
+   * The app's own plug-ins (`PaymentsReceiverPlugin` objects: `forRoot` only, where the options are
+   * static; `forRootAsync` declares them as `receiver.plugins`), after the built-in ones.
+   */
+  plugins?: readonly PaymentsReceiverPlugin[];
 }
 
+import type { PaymentsReceiverPlugin } from './payments-receiver-plugin.interface.js';
 /** The receiver options after validation, with every default filled in. Frozen with the rest. */
 export interface ResolvedWebhooksOptions {
   /**
@@ -119,4 +125,9 @@ export interface PaymentsReceiverPlugins {
   transactions?: boolean;
   /** Reconciliation (`webhooks.reconcile`): `PaymentsReconciler` and its watch list. Default: true. */
   reconcile?: boolean;
+  /**
+   * The app's own plug-ins (`PaymentsReceiverPlugin` objects), after the built-in ones, in the order
+   * their hooks run. Structure: declared here, never returned by an options factory.
+   */
+  plugins?: readonly PaymentsReceiverPlugin[];
 }

@@ -2,7 +2,8 @@ import { ForbiddenException, HttpException, type Logger } from '@nestjs/common';
 import type { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
-import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
+import type { PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
+import { AnswerHooks } from '../receiver/answer.hooks.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
@@ -12,7 +13,7 @@ import { WebhookRejectionException } from '../receiver/webhook-rejection.excepti
 /**
  * How the route's exception filter ends a delivery the receiver never saw: what was thrown before the
  * route ran (a global guard or pipe of the host app), or while the route wrote its answer. Its answer, the
- * end of its span when one was started, and the opt-in `webhooks.deliveryListener`'s `onRejection`. Every
+ * end of its span when one was started, and the plug-ins' `afterAnswer` (the delivery listener's `onRejection`). Every
  * delivery the route hands to `PaymentsWebhookReceiver` ends there instead.
  */
 export class WebhookDeliveryOutcome {
@@ -22,14 +23,18 @@ export class WebhookDeliveryOutcome {
    * delivery of a misconfigured app is refused alike, and anyone can send one.
    */
   private readonly hostRefusals: WebhookLogSampler;
+  /** The plug-ins told of a refusal (the delivery listener's `onRejection`, among others). */
+  private readonly answers: AnswerHooks;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly webhooks: ResolvedWebhooksOptions | undefined,
     private readonly appConfig: ApplicationConfig | undefined,
     runtime: PaymentsRuntime | undefined,
+    plugins?: readonly PaymentsDispatchPlugin[],
   ) {
     this.logger = webhooksLogger(webhooks);
+    this.answers = new AnswerHooks(plugins, this.logger);
     this.hostRefusals = new WebhookLogSampler({
       write: (line) => this.logger.warn(line),
       now: () => (runtime ? runtime.now() : Date.now()),
@@ -41,7 +46,7 @@ export class WebhookDeliveryOutcome {
    * A delivery that ends in an error: a refusal of the receiver keeps its status and reason, an
    * `HttpException` of the host app (a global guard or pipe on this route) its status with the reason
    * `rejected`, anything else is a bare 500 `internal_error` (the service retries) that leaks no message.
-   * Ends the span (`telemetry`), tells `onRejection`, writes `{ received: false, error }`.
+   * Ends the span (`telemetry`), tells the plug-ins (`afterAnswer`), writes `{ received: false, error }`.
    */
   failed(response: unknown, exception: unknown, telemetry: PaymentsDeliveryTelemetry): void {
     if (exception instanceof WebhookRejectionException) {
@@ -68,10 +73,7 @@ export class WebhookDeliveryOutcome {
     body: unknown,
   ): void {
     telemetry.rejected(status, reason);
-    const listener = this.webhooks?.deliveryListener;
-    if (listener?.onRejection) {
-      notifyDeliveryListener(listener, 'onRejection', { status, reason, at: new Date() }, this.logger);
-    }
+    if (this.answers.listening) this.answers.tell({ kind: 'refused', record: { status, reason, at: new Date() } });
     this.adapterHost.httpAdapter.reply(response, body, status);
   }
 

@@ -3,6 +3,7 @@ import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { NOOP_DELIVERY } from '../../telemetry/payments.telemetry.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
+import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import { WebhookDeliveryOutcome } from './webhook-delivery.outcome.js';
 
@@ -23,8 +24,9 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     @Optional() @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks?: ResolvedWebhooksOptions,
     @Optional() appConfig?: ApplicationConfig,
     @Optional() @Inject(PAYMENTS_RUNTIME) runtime?: PaymentsRuntime,
+    @Optional() @Inject(PAYMENTS_DISPATCH_PLUGINS) plugins?: readonly PaymentsDispatchPlugin[],
   ) {
-    this.outcome = new WebhookDeliveryOutcome(adapterHost, webhooks, appConfig, runtime);
+    this.outcome = new WebhookDeliveryOutcome(adapterHost, webhooks, appConfig, runtime, plugins);
   }
 
   catch(exception: unknown, host: ArgumentsHost): void {

@@ -13,8 +13,9 @@ import {
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import type { PaymentsWebhookDelivery, PaymentsWebhookReceipt } from '../contracts/payments-webhook-receipt.types.js';
-import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
+import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { AnswerHooks } from './answer.hooks.js';
 import { answeredReceipt, refusedReceipt } from './webhook-receipts.js';
 import {
   WebhookDeliveryChecks,
@@ -27,7 +28,7 @@ import { WebhookRejectionException } from './webhook-rejection.exception.js';
  * The receiver of one `PaymentsModule` instance, below HTTP: give it the bytes and the headers of a delivery,
  * from any transport, and it runs what the route runs, in the same order (HTTPS when it is told the
  * delivery came over plain HTTP, size, signature over the raw bytes, payload shape, endpoint ids, then the
- * processor: claims and handlers, or the queue), with the same telemetry, delivery listener and log lines,
+ * processor: claims and handlers, or the queue), with the same telemetry, plug-in hooks (the delivery listener's among them) and log lines,
  * and answers the row of the answer table as a value (`PaymentsWebhookReceipt`: status, outcome, whether to
  * retry). The route is a thin caller of it; so are the RabbitMQ and NATS consumers and the function handler.
  *
@@ -42,16 +43,20 @@ import { WebhookRejectionException } from './webhook-rejection.exception.js';
 @Injectable()
 export class PaymentsWebhookReceiver {
   private readonly logger: Logger;
+  /** The plug-ins told what each delivery was answered (the delivery listener, among others). */
+  private readonly answers: AnswerHooks;
 
   constructor(
     @Inject(PaymentEventsProcessor) private readonly processor: PaymentEventsProcessor,
-    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) private readonly webhooks: ResolvedWebhooksOptions,
+    @Inject(PAYMENTS_WEBHOOKS_OPTIONS) webhooks: ResolvedWebhooksOptions,
     @Inject(WebhookDeliveryChecks) private readonly checks: WebhookDeliveryChecks,
     @Optional()
     @Inject(PaymentsTelemetry)
     private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
+    @Optional() @Inject(PAYMENTS_DISPATCH_PLUGINS) plugins?: readonly PaymentsDispatchPlugin[],
   ) {
     this.logger = webhooksLogger(webhooks);
+    this.answers = new AnswerHooks(plugins, this.logger);
   }
 
   /** One delivery, from a broker message, a function's event or your own transport. See the class. */
@@ -111,15 +116,14 @@ export class PaymentsWebhookReceiver {
     return this.answered(delivery, telemetry, processed);
   }
 
-  /** A verified delivery the processor answered: ends its span, tells `onDelivery`, gives its receipt. */
+  /** A verified delivery the processor answered: ends its span, tells the plug-ins (`afterAnswer`), gives its receipt. */
   private answered(
     delivery: VerifiedWebhookDelivery,
     telemetry: PaymentsDeliveryTelemetry,
     result: PaymentEventsProcessingResult,
   ): PaymentsWebhookReceipt {
     telemetry.end(result.outcome, result.status);
-    const listener = this.webhooks.deliveryListener;
-    if (listener?.onDelivery) {
+    if (this.answers.listening) {
       const { event, receivedAt } = delivery;
       const record = {
         eventId: event.id,
@@ -129,7 +133,7 @@ export class PaymentsWebhookReceiver {
         outcome: result.outcome,
         receivedAt,
       };
-      notifyDeliveryListener(listener, 'onDelivery', record, this.logger);
+      this.answers.tell({ kind: 'answered', record });
     }
     return answeredReceipt(result.status, result.outcome);
   }
@@ -137,7 +141,7 @@ export class PaymentsWebhookReceiver {
   /**
    * A delivery that ends in an error: a refusal of the checks keeps its status and reason; anything else is
    * a 500 `internal_error` (the sender retries) logged with its stack and answered without its message.
-   * Ends the span, tells `onRejection`.
+   * Ends the span, tells the plug-ins (`afterAnswer`: the delivery listener's `onRejection`).
    */
   private failed(error: unknown, telemetry: PaymentsDeliveryTelemetry): PaymentsWebhookReceipt {
     let receipt: PaymentsWebhookReceipt;
@@ -151,14 +155,11 @@ export class PaymentsWebhookReceiver {
       receipt = refusedReceipt(500, 'internal_error');
     }
     telemetry.rejected(receipt.status, receipt.error!);
-    const listener = this.webhooks.deliveryListener;
-    if (listener?.onRejection) {
-      notifyDeliveryListener(
-        listener,
-        'onRejection',
-        { status: receipt.status, reason: receipt.error!, at: new Date() },
-        this.logger,
-      );
+    if (this.answers.listening) {
+      this.answers.tell({
+        kind: 'refused',
+        record: { status: receipt.status, reason: receipt.error!, at: new Date() },
+      });
     }
     return receipt;
   }

@@ -17,7 +17,8 @@ import {
   type WatchedIntent,
   type WatchedIntentKind,
 } from '../contracts/intent-watch-store.interface.js';
-import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
+import type { PaymentReconcileRecord } from '../contracts/payment-delivery-listener.interface.js';
+import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import { PAYMENT_EVENTS_DISPATCHER, PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
@@ -55,7 +56,8 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   private readonly logger: Logger;
   /** Undefined when `webhooks.reconcile` is not set: the reconciler then does nothing. */
   private readonly options: ResolvedPaymentsReconcileOptions | undefined;
-  private readonly listener: PaymentDeliveryListener | undefined;
+  /** The plug-ins told what the reconciler did with each intent (`onReconcile`: the delivery listener's). */
+  private readonly reconcileHooks: readonly PaymentsDispatchPlugin[];
   /** This process as a lease owner. */
   private readonly owner = randomUUID();
   private timer: ReturnType<typeof setInterval> | undefined;
@@ -78,16 +80,32 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     @Inject(PAYMENTS_CLIENT) private readonly client: ReconcileClient,
     @Optional() @Inject(PAYMENTS_RUNTIME) private readonly runtime: PaymentsRuntime = systemSleepRuntime,
     @Optional() @Inject(PaymentsTelemetry) private readonly telemetry: PaymentsTelemetry = PaymentsTelemetry.disabled(),
+    @Optional() @Inject(PAYMENTS_DISPATCH_PLUGINS) plugins: readonly PaymentsDispatchPlugin[] = [],
   ) {
     this.logger = webhooksLogger(webhooks);
     this.options = webhooks.reconcile;
-    this.listener = webhooks.deliveryListener;
+    this.reconcileHooks = plugins.filter((plugin) => plugin.onReconcile);
     this.instance = webhooks.instance ?? 'default';
     this.checker =
       this.options &&
-      new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, this.listener);
+      new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, (record) =>
+        this.reported(record),
+      );
     // Shared with current-state handling's retrieves (the watch-list plug-in): one rate per instance.
     this.pacing = this.options && pacingOf(this.options);
+  }
+
+  /** Each plug-in's `onReconcile`; one that throws is logged and changes nothing. */
+  private reported(record: PaymentReconcileRecord): void {
+    for (const plugin of this.reconcileHooks) {
+      try {
+        plugin.onReconcile!(record);
+      } catch (error) {
+        this.logger.warn(
+          `The ${plugin.name} plug-in's onReconcile threw and was ignored: ${error instanceof Error ? error.name : typeof error}`,
+        );
+      }
+    }
   }
 
   /** Watches what the client creates, and sweeps every `everySeconds` (an unref()ed timer). */

@@ -11,8 +11,7 @@ import {
 import type { DispatchOutcome, DispatchResult, PaymentEventsDispatch } from '../contracts/dispatch-result.types.js';
 import { toPromise } from '../../core/payments.pending.js';
 import type { IntentWatchStore, WatchedIntent } from '../contracts/intent-watch-store.interface.js';
-import type { PaymentDeliveryListener } from '../contracts/payment-delivery-listener.interface.js';
-import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
+import type { PaymentReconcileRecord } from '../contracts/payment-delivery-listener.interface.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import { nextCheckDelayMs } from './payments-reconcile.validator.js';
 import { formatAge, reconciledEvent, type ReconcileClient, type ReconcileSweepResult } from './reconcile-sweep.js';
@@ -51,7 +50,8 @@ export class WatchedIntentCheck {
     private readonly runtime: PaymentsRuntime,
     private readonly options: ResolvedPaymentsReconcileOptions,
     private readonly logger: Logger,
-    private readonly listener: PaymentDeliveryListener | undefined,
+    /** Told what was done with each intent (the reconciler passes it to the plug-ins' `onReconcile`). */
+    private readonly reported: (record: PaymentReconcileRecord) => void,
   ) {
     this.authLog = new WebhookLogSampler({ write: (line) => this.logger.error(line), now: () => this.runtime.now() });
   }
@@ -201,18 +201,13 @@ export class WatchedIntentCheck {
     state: string | undefined,
     outcome: 'reconciled' | 'settled' | 'gave_up' | 'gone',
   ): void {
-    notifyDeliveryListener(
-      this.listener,
-      'onReconcile',
-      {
-        kind: intent.kind,
-        intentId: intent.id,
-        ...(state === undefined ? {} : { state }),
-        outcome,
-        at: new Date(this.runtime.now()),
-      },
-      this.logger,
-    );
+    this.reported({
+      kind: intent.kind,
+      intentId: intent.id,
+      ...(state === undefined ? {} : { state }),
+      outcome,
+      at: new Date(this.runtime.now()),
+    });
   }
 }
 

@@ -82,16 +82,10 @@ describe('PaymentsReconciler', () => {
       }),
     );
     const webhooks = options.webhooks as Exclude<typeof options.webhooks, false>;
-    dispatcher = new PaymentEventsDispatcher(
-      registry,
-      store,
-      webhooks,
-      runtime,
-      service,
-      undefined,
-      dispatchPluginsOf(webhooks, { watchList }),
-    );
-    return new PaymentsReconciler(webhooks, watchList, dispatcher, service, runtime);
+    // The receiver's plug-ins' hooks, as Nest gives them to the dispatcher and the reconciler.
+    const plugins = dispatchPluginsOf(webhooks, { watchList });
+    dispatcher = new PaymentEventsDispatcher(registry, store, webhooks, runtime, service, undefined, plugins);
+    return new PaymentsReconciler(webhooks, watchList, dispatcher, service, runtime, undefined, plugins);
   };
 
   const webhookOf = (intentId: string, state = 'succeeded'): PaymentEvent =>

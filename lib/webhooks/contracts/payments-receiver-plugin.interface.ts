@@ -1,0 +1,70 @@
+import type { DynamicModule, ForwardReference, InjectionToken, Provider, Type } from '@nestjs/common';
+import type { PaymentsDispatchPlugin } from './dispatch-plugin.interface.js';
+
+/**
+ * The receiver's resolved options as a plug-in's `hooks` get them: a `ResolvedWebhooksOptions` (of
+ * `nestjs-payments/webhooks`), which also holds the value each plug-in turned on by a value reads
+ * (`webhooks[option]`).
+ */
+export interface PaymentsPluginReceiverOptions {
+  /** The named instance's name; absent for the unnamed one. */
+  readonly instance?: string;
+  /** The prefix of the instance's keys in a shared store. */
+  readonly storeKeyPrefix: string;
+}
+
+/** Where a plug-in's option is checked: the receiver it belongs to. */
+export interface PaymentsPluginOptionContext {
+  /** The receiver's instance (`'default'` when unnamed). */
+  readonly instance: string;
+  readonly environment: 'sandbox' | 'production';
+}
+
+/**
+ * A plug-in of the receiver, as one object (as a nestjs-cls plug-in is): its name, the Nest imports,
+ * providers and exports it brings, and the hooks it adds to the delivery path (`PaymentsDispatchPlugin`:
+ * around a handler call, at a completion, after a dispatch, after the answer, after a reconciliation).
+ * The receiver names no plug-in: it registers what each brings and calls the hooks. A new plug-in is one
+ * folder that exports a factory of this object; the app passes it in `plugins`.
+ *
+ * @example
+ * PaymentsWebhooksModule.register({ verifier, plugins: [auditPlugin({ table: 'audit' })] })
+ * PaymentsModule.forRoot({ ..., webhooks: { verifier, plugins: [auditPlugin()] } })
+ */
+export interface PaymentsReceiverPlugin {
+  /** A short name, unique per receiver: in log lines and errors. */
+  readonly name: string;
+  /** Modules the plug-in's providers need (e.g. a `ConfigModule`). */
+  readonly imports?: ReadonlyArray<Type<unknown> | DynamicModule | Promise<DynamicModule> | ForwardReference>;
+  /** Providers registered in the receiver's module, beside the receiver's own (they can inject them). */
+  readonly providers?: readonly Provider[];
+  /**
+   * Tokens of `providers` the receiver's module exports. Exported by the unnamed instance only: a class
+   * token exported by two instances would be ambiguous.
+   */
+  readonly exports?: readonly InjectionToken[];
+  /**
+   * The plug-in's hooks, built once at boot from the receiver's resolved options and the providers named
+   * in `inject`; undefined when the options leave the plug-in with nothing to do.
+   */
+  readonly hooks?: {
+    readonly inject?: readonly InjectionToken[];
+    useFactory(webhooks: PaymentsPluginReceiverOptions, ...dependencies: never[]): PaymentsDispatchPlugin | undefined;
+  };
+}
+
+/**
+ * A plug-in turned on by a value of the receiver's options (`webhooks.<option>`, which an async options
+ * factory may supply): the built-in ones (`transactions`, `reconcile`, `deliveryListener`). The
+ * receiver's validator has each check its own value. An app's own plug-in takes its options as the
+ * arguments of its factory instead.
+ */
+export interface PaymentsValuesPlugin extends PaymentsReceiverPlugin {
+  /**
+   * The value of the receiver the plug-in reads (`webhooks.<option>`), checked by `resolveOption` at
+   * boot; the resolved value is `webhooks[option]` in the options its `hooks` get.
+   */
+  readonly option: string;
+  /** Checks and fills in `webhooks.<option>` (undefined when absent), failing with a `PaymentsConfigurationError` that names it. */
+  resolveOption(raw: unknown, receiver: PaymentsPluginOptionContext): unknown;
+}
