@@ -12,7 +12,7 @@ import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payme
 import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from './claim-release.retry.js';
 import { aggregate, deliveryLine, describe, whereOf, type HandlerRun } from './dispatch-summary.js';
 import {
   PAYMENTS_DISPATCH_PLUGINS,
