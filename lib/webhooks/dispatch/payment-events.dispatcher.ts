@@ -29,7 +29,7 @@ import {
 import { DispatchHooks } from './dispatch-hooks.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { eventRecordOf, runSlot, type EventRecord } from '../records/record-keys.js';
-import { reconciledEvent } from '../support/retrieved-state.event.js';
+import { reconciledEvent } from '../records/retrieved-state.event.js';
 import { CurrentIntentRetrieval, type RetrievedIntent } from './current-intent.retrieval.js';
 
 /**
