@@ -6,7 +6,7 @@ import { notifyDeliveryListener } from '../support/delivery-listener.notify.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
-import { servedRouteOf } from '../support/served-route.util.js';
+import { servedRouteOf } from '../receiver/served-route.js';
 import { WebhookRejectionException } from '../receiver/webhook-rejection.exception.js';
 
 /**

@@ -12,7 +12,7 @@ import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
 import { webhooksLogger } from '../support/payments-webhooks.logger.js';
 import { ApplicationConfig } from '@nestjs/core';
-import { servedRouteOf } from '../support/served-route.util.js';
+import { servedRouteOf } from './served-route.js';
 import { signatureHeadersOf } from './signature-headers.js';
 
 /** A delivery that passed the checks: the value `check()` returns, passed on by the route. */
