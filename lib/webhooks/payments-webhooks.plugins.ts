@@ -7,7 +7,7 @@ import { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
 import type { ResolvedPaymentsReconcileOptions } from './contracts/payments-reconcile.options.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { webhooksLogger } from './support/payments-webhooks.logger.js';
+import { webhooksLogger } from './log/receiver.logger.js';
 import { TransactionalHandlersCheck } from './support/transactional-handlers.check.js';
 import { DeliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
 import { PaymentsReconciler } from './reconcile/payments-reconciler.js';
