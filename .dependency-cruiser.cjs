@@ -125,6 +125,15 @@ module.exports = {
       to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/(support|contracts)/' },
     },
     {
+      name: 'receiver-log-imports-contracts',
+      comment:
+        "lib/webhooks/log (the receiver's logger and log sampler, used by every part and plug-in) imports only " +
+        'contracts/ of lib/webhooks.',
+      severity: 'error',
+      from: { path: '^lib/webhooks/log/' },
+      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/(log|contracts)/' },
+    },
+    {
       name: 'receiver-records-import-contracts',
       comment:
         "lib/webhooks/records (an intent's record: its keys and rules, shared by the dispatcher and every store) " +
@@ -135,10 +144,10 @@ module.exports = {
     },
     {
       name: 'receiver-plug-ins-import-contracts-support',
-      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/, records/, support/ and stores/ (the engines a plug-in keeps its state in, e.g. reconciliation's default watch list) of lib/webhooks.`,
+      comment: `The plug-ins (lib/webhooks/${PLUG_INS}) import only contracts/, records/, log/, support/ and stores/ (the engines a plug-in keeps its state in, e.g. reconciliation's default watch list) of lib/webhooks.`,
       severity: 'error',
       from: { path: `^lib/webhooks/${PLUG_INS}/` },
-      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|records|support|stores)/' },
+      to: { path: '^lib/webhooks/', pathNot: '^lib/webhooks/($1|contracts|records|log|support|stores)/' },
     },
     {
       name: 'receiver-dispatcher-imports-no-plug-in',

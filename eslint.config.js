@@ -98,8 +98,8 @@ export default tseslint.config(
   },
   {
     // The receiver's contracts/ holds declarations only: interfaces, types, tokens, constants (its import
-    // rules are in .dependency-cruiser.cjs). Code that runs goes to lib/webhooks/support or the part that
-    // runs it. test/unit/deps-graph.spec.ts checks that this fires.
+    // rules are in .dependency-cruiser.cjs). Code that runs goes to the folder of the part that runs it
+    // (docs/development.md, the receiver's layout). test/unit/deps-graph.spec.ts checks that this fires.
     files: ['lib/webhooks/contracts/**/*.ts'],
     rules: {
       'no-restricted-syntax': [
@@ -108,12 +108,12 @@ export default tseslint.config(
         {
           selector: 'FunctionDeclaration',
           message:
-            'lib/webhooks/contracts holds declarations only: move this function to lib/webhooks/support or the part that runs it.',
+            'lib/webhooks/contracts holds declarations only: move this function to the folder of the part that runs it.',
         },
         {
           selector: 'ClassDeclaration[declare!=true]',
           message:
-            'lib/webhooks/contracts holds declarations only: move this class to lib/webhooks/support or the part that runs it.',
+            'lib/webhooks/contracts holds declarations only: move this class to the folder of the part that runs it.',
         },
       ],
     },

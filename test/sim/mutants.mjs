@@ -64,8 +64,8 @@ const mutants = [
   },
   {
     name: 'issue 29: reconciled events with an empty id',
-    // The event builder moved to support/ with current-state handling (5cd06c4).
-    file: 'lib/webhooks/support/retrieved-state.event.ts',
+    // The event builder moved out of reconcile/ with current-state handling (5cd06c4), now in records/.
+    file: 'lib/webhooks/records/retrieved-state.event.ts',
     from: 'id: uuidV5(`${kind}:${String(intent.id).toLowerCase()}:${state}`, RECONCILED_EVENT_NAMESPACE),',
     to: "id: '',",
   },

@@ -26,7 +26,7 @@ import { SimEngine, SimIdempotencyStore } from './sim-engine.js';
 import { ScriptedInboxDatabase } from '../model/scripted-inbox.database.js';
 import { PaymentsInbox } from '../../lib/webhooks/transactional/payments-inbox.js';
 import { SimRandom } from './sim-random.js';
-import { reconciledEvent } from '../../lib/webhooks/support/retrieved-state.event.js';
+import { reconciledEvent } from '../../lib/webhooks/records/retrieved-state.event.js';
 
 /*
  * The world of the whole-system simulation: a payment service with one account per module instance,

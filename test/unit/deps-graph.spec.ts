@@ -79,13 +79,15 @@ const lines = (violations: Violation[]): string[] =>
   violations.map(({ rule, from, to }) => `${rule}: ${from} -> ${to}`);
 const exported = (name: string): string => `export const ${name} = 1;\n`;
 
-/** The receiver's seam, as the layout wants it: plug-ins share contracts/ and support/, the root wires. */
+/** The receiver's seam, as the layout wants it: plug-ins share contracts/, log/ and support/, the root wires. */
 const SEAM = {
   'webhooks/contracts/plugin.ts': 'export interface Plugin { name: string }\n',
+  'webhooks/log/logger.ts':
+    "import type { Plugin } from '../contracts/plugin.js';\nexport const logger = (p: Plugin) => p;\n",
   'webhooks/support/notify.ts':
     "import type { Plugin } from '../contracts/plugin.js';\nexport const notify = (p: Plugin) => p.name;\n",
   'webhooks/transactional/inbox.ts':
-    "import type { Plugin } from '../contracts/plugin.js';\nimport { notify } from '../support/notify.js';\nimport { sql } from './inbox.sql.js';\nexport const inbox: Plugin = { name: notify({ name: sql }) };\n",
+    "import type { Plugin } from '../contracts/plugin.js';\nimport { logger } from '../log/logger.js';\nimport { notify } from '../support/notify.js';\nimport { sql } from './inbox.sql.js';\nexport const inbox: Plugin = { name: notify(logger({ name: sql })) };\n",
   'webhooks/transactional/inbox.sql.ts': "export const sql = 'inbox';\n",
   'webhooks/dispatch/dispatcher.ts':
     "import type { Plugin } from '../contracts/plugin.js';\nexport const run = (p: Plugin[]) => p.length;\n",
@@ -164,6 +166,10 @@ const TREES = {
     'webhooks/contracts/options.ts':
       "import type { notify } from '../support/notify.js';\nexport type Options = typeof notify;\n",
     'webhooks/support/route.ts': "import { run } from '../dispatch/dispatcher.js';\nexport const route = run;\n",
+  },
+  logImportsDispatcher: {
+    ...SEAM,
+    'webhooks/log/sampler.ts': "import { run } from '../dispatch/dispatcher.js';\nexport const sampler = run;\n",
   },
   arrowBackUp: {
     ...SEAM,
@@ -296,6 +302,12 @@ describe('deps:check (dependency-cruiser, .dependency-cruiser.cjs)', () => {
     ]);
     // Both imports also close circles between folders (contracts <-> support, support -> dispatch -> contracts).
     expect(rulesOf(violations)).toContain('receiver-no-folder-cycle');
+  });
+
+  it('receiver-log-imports-contracts: the logger and log sampler importing a part of the receiver', () => {
+    expect(lines(reported('logImportsDispatcher'))).toEqual([
+      'receiver-log-imports-contracts: lib/webhooks/log/sampler.ts -> lib/webhooks/dispatch/dispatcher.ts',
+    ]);
   });
 
   it('receiver-no-arrow-back-up: a subfolder of lib/webhooks importing its root (the wiring)', () => {

@@ -2,7 +2,7 @@ import { Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from 
 // Types only: nats is an optional peer, loaded at boot.
 import type { ConsumerMessages, JsMsg, NatsConnection } from 'nats';
 import type { PaymentsWebhookReceipt, PaymentsWebhookReceiver } from '../../webhooks/index.js';
-import { WebhookLogSampler } from '../../webhooks/support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../../webhooks/log/webhook-log.sampler.js';
 import { attemptOf, ensureNatsTopology, loadNats, natsServiceHeaders } from './nats-jetstream.util.js';
 import type { ResolvedNatsOptions } from './nats.options.js';
 

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 // Types only: amqplib is an optional peer (Nest's transport loads it).
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { PaymentsWebhookReceipt, PaymentsWebhookReceiver } from '../../webhooks/index.js';
-import { WebhookLogSampler } from '../../webhooks/support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../../webhooks/log/webhook-log.sampler.js';
 import { rejectionsOf, sendConfirmed, serviceHeaders } from './rabbitmq-topology.js';
 import type { ResolvedRabbitMqOptions } from './rabbitmq.options.js';
 

@@ -9,10 +9,10 @@ import { PaymentEventsRegistry, type PaymentEventHandlerRegistration } from '../
 import { IdempotencyStore, type IdempotencyClaim } from '../contracts/idempotency-store.interface.js';
 import { reportRenewalProblem, whileRenewingLease } from './idempotency-lease.renewal.js';
 import { isPromiseLike, settle, toPromise, type Pending } from '../../core/payments.pending.js';
-import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
 import type { DispatchHandlerResult, DispatchMeta, DispatchResult } from '../contracts/dispatch-result.types.js';
 import { PaymentsTelemetry } from '../../telemetry/payments.telemetry.js';
-import { retryCompleteLater, retryReleaseLater } from '../support/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from './claim-release.retry.js';
 import { aggregate, deliveryLine, describe, whereOf, type HandlerRun } from './dispatch-summary.js';
 import {
   PAYMENTS_DISPATCH_PLUGINS,
@@ -27,9 +27,9 @@ import {
   PaymentsPermissionError,
 } from '../../errors/payments.errors.js';
 import { DispatchHooks } from './dispatch-hooks.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import { eventRecordOf, runSlot, type EventRecord } from '../records/record-keys.js';
-import { reconciledEvent } from '../support/retrieved-state.event.js';
+import { reconciledEvent } from '../records/retrieved-state.event.js';
 import { CurrentIntentRetrieval, type RetrievedIntent } from './current-intent.retrieval.js';
 
 /**

@@ -13,7 +13,7 @@ import { PaymentEventsRegistry } from './payment-events.registry.js';
 import type { PaymentEvent, PaymentEventContext } from '../contracts/payment-event.types.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from '../contracts/payments-webhooks.messages.js';
 import { PaymentsConfigurationError } from '../../errors/payments.errors.js';
-import { servedRouteOf } from '../support/served-route.util.js';
+import { servedRouteOf } from '../receiver/served-route.js';
 
 export { servedRouteOf };
 

@@ -1,13 +1,13 @@
 import { ForbiddenException, HttpException, type Logger } from '@nestjs/common';
 import type { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
-import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
 import type { PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
 import { AnswerHooks } from '../receiver/answer.hooks.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
-import { servedRouteOf } from '../support/served-route.util.js';
+import { servedRouteOf } from '../receiver/served-route.js';
 import { WebhookRejectionException } from '../receiver/webhook-rejection.exception.js';
 
 /**

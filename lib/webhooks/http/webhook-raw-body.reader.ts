@@ -4,8 +4,8 @@ import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runt
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import type { WebhookRejectionReason } from '../contracts/payments-webhooks.messages.js';
-import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 
 type RawBodyRequest = IncomingMessage & { rawBody?: unknown };
 

@@ -11,7 +11,7 @@ import type {
 } from '../contracts/payment-delivery-listener.interface.js';
 import type { PaymentsValuesPlugin } from '../contracts/payments-receiver-plugin.interface.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import { notifyDeliveryListener, toHandlerRecords } from './delivery-listener.notify.js';
 
 /**

@@ -14,7 +14,7 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.consta
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import type { PaymentsWebhookDelivery, PaymentsWebhookReceipt } from '../contracts/payments-webhook-receipt.types.js';
 import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import { AnswerHooks } from './answer.hooks.js';
 import { answeredReceipt, refusedReceipt } from './webhook-receipts.js';
 import {

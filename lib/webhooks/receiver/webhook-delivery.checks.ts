@@ -7,12 +7,13 @@ import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { PaymentEvent } from '../contracts/payment-event.types.js';
 import { RAW_BODY_MISSING_MESSAGE, type WebhookRejectionReason } from '../contracts/payments-webhooks.messages.js';
 import { parseWebhookPayload } from './webhook-payload.parser.js';
-import { WebhookLogSampler, WebhookSecretMismatchDetector } from '../support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
+import { WebhookSecretMismatchDetector } from './secret-mismatch.detector.js';
 import { WebhookRejectionException } from './webhook-rejection.exception.js';
 import type { WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import { ApplicationConfig } from '@nestjs/core';
-import { servedRouteOf } from '../support/served-route.util.js';
+import { servedRouteOf } from './served-route.js';
 import { signatureHeadersOf } from './signature-headers.js';
 
 /** A delivery that passed the checks: the value `check()` returns, passed on by the route. */

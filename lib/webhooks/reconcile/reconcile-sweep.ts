@@ -41,7 +41,7 @@ export const systemSleepRuntime: PaymentsRuntime = {
 };
 
 // Moved beside the dispatcher's current-state handling, which builds the same event: one builder.
-export { RECONCILED_EVENT_NAMESPACE, reconciledEvent } from '../support/retrieved-state.event.js';
+export { RECONCILED_EVENT_NAMESPACE, reconciledEvent } from '../records/retrieved-state.event.js';
 
 export function sweepLine(r: ReconcileSweepResult): string {
   const stopped = r.stopped ? `; stopped: ${r.stopped}` : '';

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { PaymentIntent, SetupIntent } from '../../client/payments.types.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
-import { WebhookLogSampler } from '../support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
 import {
   PaymentsApiError,
   PaymentsAuthenticationError,

@@ -26,7 +26,7 @@ import {
   type ResolvedPaymentsTransactionsOptions,
 } from './payments-transactions.options.js';
 import { inboxSchemaStatements, paymentsInboxSql, type PaymentsInboxSql } from './payments-inbox.sql.js';
-import { webhooksLogger } from '../support/payments-webhooks.logger.js';
+import { webhooksLogger } from '../log/receiver.logger.js';
 import { checkTransactionalHandlers } from '../support/transactional-handlers.check.js';
 
 export { paymentsInboxSchema } from './payments-inbox.sql.js';

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from '@jest/globals';
-import { WebhookLogSampler } from '../../../../lib/webhooks/support/webhook-log.sampler.js';
+import { WebhookLogSampler } from '../../../../lib/webhooks/log/webhook-log.sampler.js';
 
 describe('WebhookLogSampler', () => {
   let now: number;

@@ -3,7 +3,7 @@ import { MemoryIdempotencyStore } from '../../../../lib/index.js';
 import type { RunCompletion, RunRelease } from '../../../../lib/webhooks/index.js';
 
 const run = { slot: 'succeeded|H.paid', eventId: '5d1c0f8e-2a3b-4c5d-8e6f-7a8b9c0d1e2f', leaseMs: 60_000 };
-import { retryCompleteLater, retryReleaseLater } from '../../../../lib/webhooks/support/claim-release.retry.js';
+import { retryCompleteLater, retryReleaseLater } from '../../../../lib/webhooks/dispatch/claim-release.retry.js';
 
 /*
  * A release that failed (the store was unreachable) is retried in the background, so the redelivery
