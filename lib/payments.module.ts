@@ -38,7 +38,7 @@ import {
 import {
   quietWebhookClientGoneOnFastify,
   type FastifyRouteHookHost,
-} from './webhooks/http/fastify-client-gone.hook.js';
+} from './webhooks/receiver/fastify-client-gone.hook.js';
 
 /**
  * The payments module: the API client (`PaymentsService`) and, unless `webhooks: false`, the webhook

@@ -19,11 +19,11 @@ export {
   type PaymentIntentEventData,
   type SetupIntentEventData,
 } from './contracts/payment-event.types.js';
-export { OnPaymentEvent, type OnPaymentEventOptions } from './handlers/on-payment-event.decorator.js';
-export { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
+export { OnPaymentEvent, type OnPaymentEventOptions } from './dispatch/on-payment-event.decorator.js';
+export { PaymentEventsRegistry } from './dispatch/payment-events.registry.js';
 export { getPaymentEventsRegistryToken } from './payments-webhooks.providers.js';
-export { PaymentEventIntentMissingError } from './handlers/payment-event.context.js';
-export { isPaymentsWebhookRoute } from './http/payments-webhook-route.helper.js';
+export { PaymentEventIntentMissingError } from './dispatch/payment-event.context.js';
+export { isPaymentsWebhookRoute } from './receiver/payments-webhook-route.helper.js';
 export { getPaymentsWebhookReceiverToken, PaymentsWebhookReceiver } from './receiver/payments-webhook.receiver.js';
 export type {
   PaymentsWebhookDelivery,

@@ -22,7 +22,7 @@ import { fail, isObject, kind } from '../errors/payments-option.checks.js';
 import { PaymentsTelemetry } from '../telemetry/payments.telemetry.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_WEBHOOKS_PATH } from './contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './http/fastify-client-gone.hook.js';
+import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './receiver/fastify-client-gone.hook.js';
 import { createPaymentsReceiverPart } from './payments-webhooks.providers.js';
 import { declaredReceiverPlugins, receiverPluginsOf, type ReceiverPluginsSpec } from './payments-webhooks.plugins.js';
 import {

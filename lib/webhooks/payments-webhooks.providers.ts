@@ -13,12 +13,12 @@ import { getPaymentsInstanceToken } from '../core/payments.instance.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
 import { InlinePaymentEventsProcessor } from './dispatch/inline-payment-events.processor.js';
-import { PaymentEventsMetadataAccessor } from './handlers/payment-events-metadata.accessor.js';
+import { PaymentEventsMetadataAccessor } from './dispatch/payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './contracts/payment-events-processor.interface.js';
 import { PaymentEventsDispatcher } from './dispatch/payment-events.dispatcher.js';
-import { PaymentEventsExplorer } from './handlers/payment-events.explorer.js';
-import { PaymentEventsRegistry } from './handlers/payment-events.registry.js';
-import { createPaymentsWebhookController } from './http/payments-webhook.controller.js';
+import { PaymentEventsExplorer } from './dispatch/payment-events.explorer.js';
+import { PaymentEventsRegistry } from './dispatch/payment-events.registry.js';
+import { createPaymentsWebhookController } from './receiver/payments-webhook.controller.js';
 import { PAYMENTS_WEBHOOKS_LOGGER } from './contracts/payments-webhooks.messages.js';
 import {
   PAYMENT_EVENTS_DISPATCHER,
@@ -39,7 +39,7 @@ import {
 import type { PaymentsReceiverPlugin } from './contracts/payments-receiver-plugin.interface.js';
 import { MemoryIdempotencyStore } from './stores/memory-idempotency.store.js';
 import { validateWebhooksOptions } from './payments-webhooks.validator.js';
-import { WebhookRawBodyReader } from './http/webhook-raw-body.reader.js';
+import { WebhookRawBodyReader } from './receiver/webhook-raw-body.reader.js';
 import { WebhookDeliveryChecks } from './receiver/webhook-delivery.checks.js';
 import { getPaymentsWebhookReceiverToken, PaymentsWebhookReceiver } from './receiver/payments-webhook.receiver.js';
 

@@ -3,7 +3,7 @@ import { PaymentsError } from '../../errors/payments.errors.js';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { EventRecord } from '../contracts/event-record.types.js';
 import { MAX_CURRENT_STATE_WAIT_MS } from '../contracts/dispatch-plugin.interface.js';
-import type { PaymentIntentsRetriever } from '../handlers/payment-event.context.js';
+import type { PaymentIntentsRetriever } from './payment-event.context.js';
 import type { DispatchHooks } from './dispatch-hooks.js';
 
 /** No turn for a retrieve within the rate's bound (the delivery answers 503 and is redelivered). */

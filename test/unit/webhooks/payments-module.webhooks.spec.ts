@@ -12,7 +12,7 @@ import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../../../lib/webhooks/index.js'
 import { InlinePaymentEventsProcessor } from '../../../lib/webhooks/dispatch/inline-payment-events.processor.js';
 import { PaymentEventsProcessor } from '../../../lib/webhooks/contracts/payment-events-processor.interface.js';
 import { PaymentEventsEnqueuer } from '../../../lib/webhooks/queue/payment-events.enqueuer.js';
-import { createPaymentsWebhookController } from '../../../lib/webhooks/http/payments-webhook.controller.js';
+import { createPaymentsWebhookController } from '../../../lib/webhooks/receiver/payments-webhook.controller.js';
 import { CapturingLogger } from '../../fixtures/webhooks/capturing.logger.js';
 import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
 

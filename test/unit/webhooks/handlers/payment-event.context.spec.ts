@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { PaymentEventIntentMissingError, type PaymentEvent } from '../../../../lib/index.js';
-import { retrieveIntentOf } from '../../../../lib/webhooks/handlers/payment-event.context.js';
+import { retrieveIntentOf } from '../../../../lib/webhooks/dispatch/payment-event.context.js';
 import { createPaymentEvent } from '../../../../lib/testing/index.js';
 
 function fakeClient() {

@@ -12,7 +12,7 @@ import {
 } from '../../../../lib/index.js';
 import { PaymentEventsRegistry, type RunClaimRequest } from '../../../../lib/webhooks/index.js';
 import { PaymentEventsDispatcher } from '../../../../lib/webhooks/dispatch/payment-events.dispatcher.js';
-import { handledStatesOf } from '../../../../lib/webhooks/handlers/payment-event.context.js';
+import { handledStatesOf } from '../../../../lib/webhooks/dispatch/payment-event.context.js';
 import { validatePaymentsOptions } from '../../../../lib/payments-options.validator.js';
 import { createPaymentEvent, type PaymentsRuntime } from '../../../../lib/testing/index.js';
 import { CapturingLogger } from '../../../fixtures/webhooks/capturing.logger.js';

@@ -16,8 +16,8 @@ import { PAYMENTS_WEBHOOK_ROUTE_METADATA } from '../contracts/payments-webhooks.
 import type { PaymentsWebhookReceipt } from '../contracts/payments-webhook-receipt.types.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { WebhookRawBodyReader } from './webhook-raw-body.reader.js';
-import type { WebhookRequestLike } from '../receiver/webhook-delivery.checks.js';
-import { PaymentsWebhookReceiver } from '../receiver/payments-webhook.receiver.js';
+import type { WebhookRequestLike } from './webhook-delivery.checks.js';
+import { PaymentsWebhookReceiver } from './payments-webhook.receiver.js';
 import { isPromiseLike, type Pending } from '../../core/payments.pending.js';
 
 export type { WebhookReceiptBody } from '../contracts/payments-webhook-receipt.types.js';

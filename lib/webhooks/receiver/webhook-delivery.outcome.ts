@@ -3,12 +3,12 @@ import type { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import { WebhookLogSampler } from '../log/webhook-log.sampler.js';
 import type { PaymentsDispatchPlugin } from '../contracts/dispatch-plugin.interface.js';
-import { AnswerHooks } from '../receiver/answer.hooks.js';
+import { AnswerHooks } from './answer.hooks.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { webhooksLogger } from '../log/receiver.logger.js';
 import type { PaymentsDeliveryTelemetry } from '../../telemetry/payments.telemetry.js';
-import { servedRouteOf } from '../receiver/served-route.js';
-import { WebhookRejectionException } from '../receiver/webhook-rejection.exception.js';
+import { servedRouteOf } from './served-route.js';
+import { WebhookRejectionException } from './webhook-rejection.exception.js';
 
 /**
  * How the route's exception filter ends a delivery the receiver never saw: what was thrown before the
