@@ -1,4 +1,4 @@
-import { isWebhookSignatureScheme } from '../webhooks/support/signature-scheme.guard.js';
+import { isWebhookSignatureScheme } from '../webhooks/verifiers/signature-scheme.predicate.js';
 import { PaymentsConfigurationError } from '../errors/index.js';
 import {
   type WebhookSignatureScheme,
