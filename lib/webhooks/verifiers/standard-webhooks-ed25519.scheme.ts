@@ -8,7 +8,7 @@ import {
   STANDARD_WEBHOOKS_HEADERS,
   standardWebhookContent,
   standardWebhooksTolerance,
-} from './standard-webhooks.scheme.js';
+} from './standard-webhooks.protocol.js';
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 
