@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
-import type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../contracts/keyable-signature-scheme.interface.js';
+import type { WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
 import type {
   WebhookVerificationInput,
   WebhookVerificationResult,
@@ -84,7 +85,7 @@ export function signStandardWebhook(
   return `v1,${standardDigest(key, msgId, String(timestampSeconds), rawBody).toString('base64')}`;
 }
 
-function createStandardWebhooks(options: StandardWebhooksOptions, called: string): WebhookSignatureScheme {
+function createStandardWebhooks(options: StandardWebhooksOptions, called: string): KeyableSignatureScheme {
   const o = (options ?? {}) as Partial<StandardWebhooksOptions>;
   const list = normaliseSecrets(`${called}({ secrets })`, o.secrets);
   const keys = list.map((secret, index) =>
@@ -133,7 +134,7 @@ function createStandardWebhooks(options: StandardWebhooksOptions, called: string
  *
  * @example webhooks: { verifier: standardWebhooks({ secrets: [process.env.WEBHOOK_SECRET!, process.env.WEBHOOK_SECRET_OLD!] }) }
  */
-export function standardWebhooks(options: StandardWebhooksOptions): WebhookSignatureScheme {
+export function standardWebhooks(options: StandardWebhooksOptions): KeyableSignatureScheme {
   return createStandardWebhooks(options, 'standardWebhooks');
 }
 
