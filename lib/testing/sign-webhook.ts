@@ -1,4 +1,4 @@
-import { isWebhookSignatureScheme } from '../webhooks/support/signature-scheme.guard.js';
+import { isWebhookSignatureScheme } from '../webhooks/verifiers/signature-scheme.predicate.js';
 import { PaymentsConfigurationError } from '../errors/index.js';
 import {
   type WebhookSignatureScheme,
@@ -43,7 +43,7 @@ function timestampSeconds(options: SigningClock): number {
 /**
  * Produces the raw body and headers of a delivery that the built-in scheme, configured with the
  * same options, accepts; or, given a scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your
- * own `WebhookSignatureScheme`), the delivery that scheme signs. An object payload is serialised once
+ * own `WebhookSignatureScheme`: `name`, `sign` and `verify` are enough), the delivery that scheme signs. An object payload is serialised once
  * (`JSON.stringify`); a string or a Buffer (UTF-8) is signed as it is. Send `rawBody` byte for byte:
  * re-serialising breaks the signature.
  *

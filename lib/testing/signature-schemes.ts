@@ -1,6 +1,10 @@
-import { isWebhookSignatureScheme } from '../webhooks/support/signature-scheme.guard.js';
+import {
+  isKeyableSignatureScheme,
+  isWebhookSignatureScheme,
+} from '../webhooks/verifiers/signature-scheme.predicate.js';
 import { PaymentsConfigurationError } from '../errors/index.js';
-import { type WebhookSignatureScheme } from '../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../webhooks/contracts/keyable-signature-scheme.interface.js';
+import type { WebhookSignatureScheme } from '../webhooks/contracts/webhook-signature-scheme.interface.js';
 import { hmacScheme } from '../webhooks/verifiers/hmac.scheme.js';
 import { standardWebhooks } from '../webhooks/verifiers/standard-webhooks.scheme.js';
 import type { VerifierClock } from '../webhooks/verifiers/verifier-clock.js';
@@ -15,13 +19,23 @@ const UNKEYED_HMAC_SECRET = 'unkeyed-scheme-placeholder-key';
  * The one place the testing kit reads the scheme names of its older option forms (`{ scheme:
  * 'standard-webhooks' }`, `{ scheme: 'hmac', header, ... }`): everything else uses the scheme object.
  * `secret` keys it (signWebhook); without one it carries a placeholder key until `withSecrets`.
+ * A scheme object is taken as it is when it is keyable (the simulator keys each endpoint with it);
+ * one with only `name`, `sign` and `verify` is refused, naming `where` and the two missing members.
  */
 export function signatureSchemeOf(
   options: SignWebhookOptions | SimulatorSignatureOptions | WebhookSignatureScheme | undefined,
   where: string,
   keyed: { secret?: string; now?: VerifierClock } = {},
-): WebhookSignatureScheme {
-  if (isWebhookSignatureScheme(options)) return options;
+): KeyableSignatureScheme {
+  if (isKeyableSignatureScheme(options)) return options;
+  if (isWebhookSignatureScheme(options)) {
+    const name = typeof options.name === 'string' && options.name !== '' ? ` '${options.name}'` : '';
+    throw new PaymentsConfigurationError(
+      where,
+      `is a signature scheme${name} without withSecrets and newSecret, which the simulator needs to give each endpoint a secret of its own`,
+      'add withSecrets(secrets, { now }) (the same scheme with other keys) and newSecret() (a fresh key of its form) to the scheme, making it a KeyableSignatureScheme, or pass a built-in scheme: standardWebhooks(...), hmacScheme(...), standardWebhooksEd25519(...)',
+    );
+  }
   const described = (options ?? { scheme: 'standard-webhooks' }) as { scheme?: unknown } & Record<string, unknown>;
   const { scheme, secret: _secret, secrets: _secrets, timestamp: _timestamp, msgId: _msgId, ...rest } = described;
   if (scheme === 'standard-webhooks') {

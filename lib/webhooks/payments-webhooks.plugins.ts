@@ -7,7 +7,7 @@ import { PAYMENTS_WEBHOOKS_OPTIONS } from './contracts/payments-webhooks.constan
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { deliveryListenerHooks, deliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
 import { reconciliationHooks, reconciliationPlugin } from './reconcile/reconciliation.plugin.js';
-import { TransactionalHandlersCheck } from './support/transactional-handlers.check.js';
+import { TransactionalHandlersCheck } from './transactional/transactional-handlers.check.js';
 import type { PaymentsInbox } from './transactional/payments-inbox.js';
 import { transactionalInboxHooks, transactionalInboxPlugin } from './transactional/transactional-inbox.plugin.js';
 

@@ -1,16 +1,18 @@
-import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../../webhooks/contracts/keyable-signature-scheme.interface.js';
 import type { HmacSchemeOptions } from '../../webhooks/verifiers/hmac.scheme.js';
 import type { VerifierClock } from '../../webhooks/verifiers/verifier-clock.js';
 
 /**
  * How the simulator signs deliveries: Standard Webhooks (default), an HMAC scheme described like
- * `hmacScheme`'s, or any scheme object (`standardWebhooks(...)`, `hmacScheme(...)`, your own), which
- * each endpoint re-keys with its own secret (`withSecrets`, `newSecret`).
+ * `hmacScheme`'s, or a keyable scheme object (`standardWebhooks(...)`, `hmacScheme(...)`,
+ * `standardWebhooksEd25519(...)`, or your own `KeyableSignatureScheme`), which each endpoint re-keys with
+ * its own secret (`withSecrets`, `newSecret`). A scheme without those two is refused with a
+ * `PaymentsConfigurationError` naming `PaymentsSimulator({ signature })`.
  */
 export type SimulatorSignatureOptions =
   | { scheme: 'standard-webhooks' }
   | ({ scheme: 'hmac' } & Omit<HmacSchemeOptions, 'secrets' | 'now' | 'toleranceSeconds'>)
-  | WebhookSignatureScheme;
+  | KeyableSignatureScheme;
 
 /** An API key the simulator accepts. Keys sharing an `account` see the same resources (key rotation). */
 export interface SimulatorApiKey {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { PaymentsConfigurationError } from '../../errors/index.js';
 import { isUuid } from '../../core/payments.uuid.js';
 import type { PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
-import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../../webhooks/contracts/keyable-signature-scheme.interface.js';
 import { signatureSchemeOf } from '../signature-schemes.js';
 import { resolveClock, type VerifierClock } from '../../webhooks/verifiers/verifier-clock.js';
 import type { WebhookVerifier } from '../../webhooks/contracts/webhook-verifier.interface.js';
@@ -55,7 +55,7 @@ export class PaymentsSimulator {
   /** Switches for throttling, duplicate, out-of-order and delayed deliveries. */
   readonly controls = new SimulatorControls();
 
-  readonly #scheme: WebhookSignatureScheme;
+  readonly #scheme: KeyableSignatureScheme;
   readonly #host: string;
   readonly #state: SimulatorState;
   readonly #engine: WebhookDeliveryEngine;

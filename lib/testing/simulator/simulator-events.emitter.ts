@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../../webhooks/contracts/keyable-signature-scheme.interface.js';
 import { signWebhook } from '../sign-webhook.js';
 import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import type { PaymentEventType } from '../../webhooks/contracts/payment-event.types.js';
@@ -23,7 +23,7 @@ export class SimulatorEventsEmitter {
   constructor(
     private readonly state: SimulatorState,
     private readonly engine: WebhookDeliveryEngine,
-    private readonly scheme: WebhookSignatureScheme,
+    private readonly scheme: KeyableSignatureScheme,
   ) {}
 
   /** The event types a confirm with `outcome` raises: the intent's own, plus `charge.*` for `automatic_async`. */

@@ -1,4 +1,4 @@
-import type { WebhookSignatureScheme } from '../../webhooks/contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../../webhooks/contracts/keyable-signature-scheme.interface.js';
 import { signatureSchemeOf } from '../signature-schemes.js';
 import type { SimulatorSignatureOptions } from './payments-simulator.options.js';
 import { randomUUID } from 'node:crypto';
@@ -71,7 +71,7 @@ export class SimulatorState {
   readonly endpoints = new Map<string, EndpointRecord>();
   readonly events: SimulatedEvent[] = [];
 
-  private readonly scheme: WebhookSignatureScheme;
+  private readonly scheme: KeyableSignatureScheme;
 
   constructor(
     signature: SimulatorSignatureOptions,

@@ -1,4 +1,3 @@
-import type { PaymentsClock } from '../../core/payments.clock.js';
 import type { WebhookVerifier } from './webhook-verifier.interface.js';
 
 /** When and under which message id `WebhookSignatureScheme.sign` signs. */
@@ -10,12 +9,12 @@ export interface WebhookSigningOptions {
 }
 
 /**
- * A signature scheme as one object: it verifies (it is a `WebhookVerifier`, so it goes in
- * `webhooks.verifier`), signs (`signWebhook`, the simulator), re-keys itself for another endpoint
- * (`withSecrets`) and makes a secret of its own form (`newSecret`, the simulator's endpoints). Built in:
- * `standardWebhooks(...)`, `hmacScheme(...)` and `standardWebhooksEd25519(...)`; a new scheme is one
- * file that returns this shape (docs/development.md, "Adding a signature scheme"). For an asymmetric
- * scheme the secrets are the sender's private keys (they sign, and verify through their public halves).
+ * A signature scheme as one object: a name, `verify` (it is a `WebhookVerifier`, so it goes in
+ * `webhooks.verifier`) and `sign` (`signWebhook`, a test's deliveries). Built in: `standardWebhooks(...)`,
+ * `hmacScheme(...)` and `standardWebhooksEd25519(...)`, which are also `KeyableSignatureScheme`s (they
+ * re-key themselves, as the simulator needs); a new scheme is one file that returns this shape
+ * (docs/development.md, "Adding a signature scheme"). For an asymmetric scheme the signing secrets are
+ * the sender's private keys (they sign, and verify through their public halves).
  *
  * @example
  * const scheme = standardWebhooks({ secrets: process.env.PAYMENTS_WEBHOOK_SECRET! });
@@ -31,8 +30,4 @@ export interface WebhookSignatureScheme extends WebhookVerifier {
    * `PaymentsConfigurationError` when the scheme holds no signing key (a receiver's public keys only).
    */
   sign(rawBody: string, options?: WebhookSigningOptions): Record<string, string>;
-  /** The same scheme keyed with `secrets` (and, when given, another clock). */
-  withSecrets(secrets: string | readonly string[], options?: { now?: PaymentsClock }): WebhookSignatureScheme;
-  /** A fresh random secret in the form this scheme's secrets take. */
-  newSecret(): string;
 }

@@ -27,7 +27,7 @@ import {
 } from './payments-transactions.options.js';
 import { inboxSchemaStatements, paymentsInboxSql, type PaymentsInboxSql } from './payments-inbox.sql.js';
 import { webhooksLogger } from '../log/receiver.logger.js';
-import { checkTransactionalHandlers } from '../support/transactional-handlers.check.js';
+import { checkTransactionalHandlers } from './transactional-handlers.check.js';
 
 export { paymentsInboxSchema } from './payments-inbox.sql.js';
 

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
-import type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../contracts/keyable-signature-scheme.interface.js';
+import type { WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
 import type {
   WebhookVerificationInput,
   WebhookVerificationResult,
@@ -190,7 +191,7 @@ function verifyHmac(
   return { valid: false, reason: 'signature_mismatch' };
 }
 
-function createHmacScheme(options: HmacSchemeOptions, called: string): WebhookSignatureScheme {
+function createHmacScheme(options: HmacSchemeOptions, called: string): KeyableSignatureScheme {
   const scheme = resolveHmac(options, called);
   const now = resolveClock(options.now);
   return Object.freeze({
@@ -220,7 +221,7 @@ function createHmacScheme(options: HmacSchemeOptions, called: string): WebhookSi
  *
  * @example webhooks: { verifier: hmacScheme({ secrets: process.env.WEBHOOK_SECRET!, header: 'x-signature', prefix: 'sha256=' }) }
  */
-export function hmacScheme(options: HmacSchemeOptions): WebhookSignatureScheme {
+export function hmacScheme(options: HmacSchemeOptions): KeyableSignatureScheme {
   return createHmacScheme(options, 'hmacScheme');
 }
 

@@ -1,5 +1,6 @@
 export * from '../contracts/webhook-verifier.interface.js';
 export type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
+export type { KeyableSignatureScheme } from '../contracts/keyable-signature-scheme.interface.js';
 export type { SignatureEncoding } from './signature-compare.util.js';
 export { hmacScheme, hmacVerifier } from './hmac.scheme.js';
 export type { HmacSchemeOptions, HmacVerifierOptions, HmacAlgorithm, HmacSignedPayload } from './hmac.scheme.js';

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
-import type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../contracts/keyable-signature-scheme.interface.js';
+import type { WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
 import type { WebhookVerificationInput, WebhookVerificationResult } from '../contracts/webhook-verifier.interface.js';
 import {
   newStandardWebhookMsgId,
@@ -8,7 +9,7 @@ import {
   STANDARD_WEBHOOKS_HEADERS,
   standardWebhookContent,
   standardWebhooksTolerance,
-} from './standard-webhooks.scheme.js';
+} from './standard-webhooks.protocol.js';
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
 
@@ -127,7 +128,7 @@ function keyList<T>(option: string, given: unknown, decode: (option: string, val
   );
 }
 
-function createEd25519Scheme(options: StandardWebhooksEd25519Options, keys: Keys): WebhookSignatureScheme {
+function createEd25519Scheme(options: StandardWebhooksEd25519Options, keys: Keys): KeyableSignatureScheme {
   const o = options;
   const toleranceSeconds = standardWebhooksTolerance(
     'standardWebhooksEd25519({ toleranceSeconds })',
@@ -199,7 +200,7 @@ function createEd25519Scheme(options: StandardWebhooksEd25519Options, keys: Keys
  *
  * @example webhooks: { verifier: standardWebhooksEd25519({ publicKeys: process.env.PAYMENTS_WEBHOOK_PUBLIC_KEY! }) }
  */
-export function standardWebhooksEd25519(options: StandardWebhooksEd25519Options): WebhookSignatureScheme {
+export function standardWebhooksEd25519(options: StandardWebhooksEd25519Options): KeyableSignatureScheme {
   const o = (options ?? {}) as StandardWebhooksEd25519Options;
   const verifying = keyList('standardWebhooksEd25519({ publicKeys })', o.publicKeys, publicKeyOf);
   const signing = keyList('standardWebhooksEd25519({ privateKeys })', o.privateKeys, privateKeyOf);

@@ -1,16 +1,21 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { PaymentsConfigurationError } from '../../errors/index.js';
-import type { WebhookSignatureScheme, WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
+import type { KeyableSignatureScheme } from '../contracts/keyable-signature-scheme.interface.js';
+import type { WebhookSigningOptions } from '../contracts/webhook-signature-scheme.interface.js';
 import type {
   WebhookVerificationInput,
   WebhookVerificationResult,
   WebhookVerifier,
 } from '../contracts/webhook-verifier.interface.js';
-import { decodeSignature, digestsEqual, MAX_SIGNATURE_ENTRIES } from './signature-compare.util.js';
+import { digestsEqual } from './signature-compare.util.js';
+import {
+  newStandardWebhookMsgId,
+  readStandardWebhookHeaders,
+  STANDARD_WEBHOOKS_HEADERS,
+  standardWebhooksTolerance,
+} from './standard-webhooks.protocol.js';
 import { resolveClock, type VerifierClock } from './verifier-clock.js';
 import { normaliseSecrets } from './verifier-options.util.js';
-import { headerValues } from './webhook-headers.util.js';
-import { checkTimestamp, DEFAULT_TOLERANCE_SECONDS, isValidTolerance } from './webhook-timestamp.util.js';
 
 /** Options of `standardWebhooks`. */
 export interface StandardWebhooksOptions {
@@ -24,13 +29,6 @@ export interface StandardWebhooksOptions {
 
 /** @deprecated Use `StandardWebhooksOptions` (the same type under the scheme's name). */
 export type StandardWebhooksVerifierOptions = StandardWebhooksOptions;
-
-/** Header names of the Standard Webhooks scheme. */
-export const STANDARD_WEBHOOKS_HEADERS = Object.freeze({
-  id: 'webhook-id',
-  timestamp: 'webhook-timestamp',
-  signature: 'webhook-signature',
-});
 
 /** Prefix of Standard Webhooks secrets. */
 export const STANDARD_WEBHOOKS_SECRET_PREFIX = 'whsec_';
@@ -67,73 +65,6 @@ export function decodeStandardWebhooksSecret(option: string, secret: string): Bu
   return key;
 }
 
-/** A Standard Webhooks delivery as a verifier reads it: headers present, timestamp within tolerance. */
-export type StandardWebhookHeaders =
-  { ok: true; msgId: string; seconds: number; signatures: Buffer[] } | { ok: false; reason: string };
-
-/**
- * Reads `webhook-id`, `webhook-timestamp` (within `toleranceSeconds` of `nowMs`, both ways) and the
- * `webhook-signature` entries of one version (`v1` symmetric, `v1a` asymmetric; other versions and junk
- * are skipped, as the spec's rotation header mixes them). More than `MAX_SIGNATURE_ENTRIES` entries of
- * the version: `too_many_signatures`, none checked. Shared by every Standard Webhooks scheme.
- */
-export function readStandardWebhookHeaders(
-  input: WebhookVerificationInput,
-  version: string,
-  nowMs: number,
-  toleranceSeconds: number,
-): StandardWebhookHeaders {
-  const ids = headerValues(input.headers, STANDARD_WEBHOOKS_HEADERS.id);
-  const stamps = headerValues(input.headers, STANDARD_WEBHOOKS_HEADERS.timestamp);
-  const signatureHeaders = headerValues(input.headers, STANDARD_WEBHOOKS_HEADERS.signature);
-  if (ids.length === 0) return { ok: false, reason: 'missing_id' };
-  if (stamps.length === 0) return { ok: false, reason: 'missing_timestamp' };
-  if (signatureHeaders.length === 0) return { ok: false, reason: 'missing_signature' };
-  if (ids.length > 1) return { ok: false, reason: 'malformed_id' };
-  if (stamps.length > 1) return { ok: false, reason: 'malformed_timestamp' };
-
-  const checked = checkTimestamp(stamps[0]!, nowMs, toleranceSeconds);
-  if (!checked.ok) return { ok: false, reason: checked.reason };
-
-  const entries: string[] = [];
-  for (const entry of signatureHeaders.join(' ').split(' ')) {
-    const comma = entry.indexOf(',');
-    if (comma < 0 || entry.slice(0, comma) !== version) continue;
-    // Counted before any is decoded or checked: a long list is refused at the cost of reading it.
-    if (entries.length === MAX_SIGNATURE_ENTRIES) return { ok: false, reason: 'too_many_signatures' };
-    entries.push(entry.slice(comma + 1));
-  }
-  const signatures: Buffer[] = [];
-  for (const entry of entries) {
-    const decoded = decodeSignature(entry, 'base64');
-    if (decoded !== undefined && decoded.length > 0) signatures.push(decoded);
-  }
-  if (signatures.length === 0) return { ok: false, reason: 'malformed_signature' };
-  return { ok: true, msgId: ids[0]!, seconds: checked.seconds, signatures };
-}
-
-/** The bytes every Standard Webhooks signature covers: `${id}.${timestamp}.${rawBody}`. */
-export function standardWebhookContent(msgId: string, seconds: number | string, rawBody: Buffer | string): Buffer {
-  const body = typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
-  return Buffer.concat([Buffer.from(`${msgId}.${seconds}.`, 'utf8'), body]);
-}
-
-/** A fresh message id in the form the reference libraries use (`msg_` + 32 hex digits). */
-export const newStandardWebhookMsgId = (): string => `msg_${randomUUID().replace(/-/g, '')}`;
-
-/** Checks a `toleranceSeconds` option (default 300), naming it in the error. */
-export function standardWebhooksTolerance(option: string, value: unknown): number {
-  const toleranceSeconds = value ?? DEFAULT_TOLERANCE_SECONDS;
-  if (!isValidTolerance(toleranceSeconds)) {
-    throw new PaymentsConfigurationError(
-      option,
-      'is negative or not a number',
-      'pass a number of seconds >= 0 (default 300)',
-    );
-  }
-  return toleranceSeconds;
-}
-
 /** The one signature computation of the scheme: HMAC-SHA256 over `${id}.${timestamp}.${rawBody}`. */
 function standardDigest(key: Buffer, msgId: string, timestamp: string, rawBody: Buffer | string): Buffer {
   // Fed in two parts: the bytes of standardWebhookContent, without copying the body.
@@ -154,7 +85,7 @@ export function signStandardWebhook(
   return `v1,${standardDigest(key, msgId, String(timestampSeconds), rawBody).toString('base64')}`;
 }
 
-function createStandardWebhooks(options: StandardWebhooksOptions, called: string): WebhookSignatureScheme {
+function createStandardWebhooks(options: StandardWebhooksOptions, called: string): KeyableSignatureScheme {
   const o = (options ?? {}) as Partial<StandardWebhooksOptions>;
   const list = normaliseSecrets(`${called}({ secrets })`, o.secrets);
   const keys = list.map((secret, index) =>
@@ -203,7 +134,7 @@ function createStandardWebhooks(options: StandardWebhooksOptions, called: string
  *
  * @example webhooks: { verifier: standardWebhooks({ secrets: [process.env.WEBHOOK_SECRET!, process.env.WEBHOOK_SECRET_OLD!] }) }
  */
-export function standardWebhooks(options: StandardWebhooksOptions): WebhookSignatureScheme {
+export function standardWebhooks(options: StandardWebhooksOptions): KeyableSignatureScheme {
   return createStandardWebhooks(options, 'standardWebhooks');
 }
 

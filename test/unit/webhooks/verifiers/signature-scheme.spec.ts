@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { hmacScheme, PaymentsConfigurationError, standardWebhooks } from '../../../../lib/index.js';
-import type { WebhookSignatureScheme } from '../../../../lib/webhooks/index.js';
+import type { KeyableSignatureScheme, WebhookSignatureScheme } from '../../../../lib/webhooks/index.js';
 import { createPaymentEvent, PaymentsSimulator, signWebhook } from '../../../../lib/testing/index.js';
 import { SimulatorEventsEmitter } from '../../../../lib/testing/simulator/simulator-events.emitter.js';
 
@@ -14,7 +14,7 @@ const now = () => NOW_MS;
 const WHSEC = `whsec_${Buffer.from('signature-scheme-test-secret-32b').toString('base64')}`;
 const HEX = 'hmac-scheme-test-secret';
 
-const schemes: Array<[string, WebhookSignatureScheme, RegExp]> = [
+const schemes: Array<[string, KeyableSignatureScheme, RegExp]> = [
   ['standardWebhooks', standardWebhooks({ secrets: WHSEC, now }), /^whsec_[A-Za-z0-9+/]{32}$/],
   [
     'hmacScheme',
