@@ -45,7 +45,7 @@ const mutants = [
   },
   {
     name: 'issue 29: an unanswered retrieve stops the sweep, that intent not rescheduled',
-    file: 'lib/webhooks/reconcile/watched-intent.check.ts',
+    file: 'lib/webhooks/reconcile/watched-intent.retrieve.ts',
     from: 'const failures = (this.failures.get(intent.id) ?? 0) + 1;',
     to: "if (!(error instanceof PaymentsApiError)) return 'unavailable';\n    const failures = (this.failures.get(intent.id) ?? 0) + 1;",
   },

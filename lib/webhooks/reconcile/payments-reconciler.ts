@@ -23,8 +23,8 @@ import { PAYMENT_EVENTS_DISPATCHER, PAYMENTS_WEBHOOKS_OPTIONS } from '../contrac
 import { webhooksLogger } from '../log/receiver.logger.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
-import { WatchedIntentCheck } from './watched-intent.check.js';
-import { checkBatch, pacingOf, type RetrievePacing } from './reconcile-batch.js';
+import { WatchedIntentRetrieve } from './watched-intent.retrieve.js';
+import { retrieveBatch, pacingOf, type RetrievePacing } from './reconcile-batch.js';
 import {
   describe,
   formatAge,
@@ -66,7 +66,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
   /** The module instance's name ('default' for the unnamed one). */
   private readonly instance: string;
   /** One check of one intent; undefined when `webhooks.reconcile` is not set. */
-  private readonly checker: WatchedIntentCheck | undefined;
+  private readonly checker: WatchedIntentRetrieve | undefined;
   /** The retrieves' pace, kept from one sweep to the next. */
   private readonly pacing: RetrievePacing | undefined;
   /** The last sweep read a full batch: more may be due, so the next one starts at once. */
@@ -88,7 +88,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
     this.instance = webhooks.instance ?? 'default';
     this.checker =
       this.options &&
-      new WatchedIntentCheck(store, dispatcher, client, runtime, this.options, this.logger, (record) =>
+      new WatchedIntentRetrieve(store, dispatcher, client, runtime, this.options, this.logger, (record) =>
         this.reported(record),
       );
     // Shared with current-state handling's retrieves (the watch-list plug-in): one rate per instance.
@@ -251,7 +251,7 @@ export class PaymentsReconciler implements OnApplicationBootstrap, OnApplication
         });
       const every = Math.min(FRESH_PEEK_EVERY, Math.ceil(batchSize / 2));
       const fresh = { every, peek: async () => this.store.due(this.runtime.now(), every) };
-      const stopped = await checkBatch(due, this.pacing!, this.runtime, lease, check, fresh);
+      const stopped = await retrieveBatch(due, this.pacing!, this.runtime, lease, check, fresh);
       if (stopped) {
         result.stopped = stopped;
         this.batchWasFull = false;

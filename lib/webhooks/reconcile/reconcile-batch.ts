@@ -2,7 +2,7 @@ import type { PaymentsRuntime } from '../../core/payments.runtime.js';
 import type { WatchedIntent } from '../contracts/intent-watch-store.interface.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import type { KeptLease, ReconcileSweepResult } from './reconcile-sweep.js';
-import type { CheckOutcome } from './watched-intent.check.js';
+import type { RetrieveOutcome } from './watched-intent.retrieve.js';
 
 /** Unanswered retrieves (network, timeout, 401/403) in a row after which a sweep stops until the next one. */
 export const MAX_UNANSWERED_IN_A_ROW = 3;
@@ -67,12 +67,12 @@ export interface FreshPeek {
  * started check has ended: the next batch never overlaps this one, and an intent is in a batch once,
  * so one intent is never checked twice at once by this process.
  */
-export async function checkBatch(
+export async function retrieveBatch(
   due: readonly WatchedIntent[],
   pacing: RetrievePacing,
   runtime: Pick<PaymentsRuntime, 'now' | 'sleep'>,
   lease: Pick<KeptLease, 'held'>,
-  check: (intent: WatchedIntent) => Promise<CheckOutcome>,
+  check: (intent: WatchedIntent) => Promise<RetrieveOutcome>,
   fresh?: FreshPeek,
 ): Promise<ReconcileSweepResult['stopped']> {
   const queue = [...due];
@@ -81,7 +81,7 @@ export async function checkBatch(
   const inFlight = new Set<Promise<void>>();
   let stopped: ReconcileSweepResult['stopped'];
   let unanswered = 0;
-  const settle = (outcome: CheckOutcome): void => {
+  const settle = (outcome: RetrieveOutcome): void => {
     unanswered = outcome === 'unanswered' ? unanswered + 1 : 0;
     // The service (or the network) is down, or rate-limits: each intent tried is rescheduled on its
     // own cadence; the rest wait for the next sweep rather than hammering it.

@@ -24,7 +24,7 @@ const GIVE_UP_AFTER_FAILURES = 3;
 const MAX_REMEMBERED = 10_000;
 
 /** What one check asks of the sweep: go on (undefined), count an unanswered retrieve, or stop. */
-export type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
+export type RetrieveOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
 
 /**
  * One check of one watched intent: retrieve it, and act on what the service answers. A terminal state
@@ -32,7 +32,7 @@ export type CheckOutcome = ReconcileSweepResult['stopped'] | 'unanswered';
  * forgotten; another state is checked again on the cadence, or given up past `maxAgeSeconds`; a failed
  * retrieve backs that intent off alone (the sweep decides whether to go on).
  */
-export class WatchedIntentCheck {
+export class WatchedIntentRetrieve {
   /** 401/403 to retrieves: one line per window, not one per intent. */
   private readonly authLog: WebhookLogSampler;
   /**
@@ -57,7 +57,7 @@ export class WatchedIntentCheck {
   }
 
   /** Retrieves one intent and acts on its state; a reason to stop the sweep, or undefined. */
-  async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<CheckOutcome> {
+  async check(intent: WatchedIntent, result: ReconcileSweepResult): Promise<RetrieveOutcome> {
     result.checked++;
     let retrieved: PaymentIntent | SetupIntent;
     try {
@@ -125,7 +125,7 @@ export class WatchedIntentCheck {
     intent: WatchedIntent,
     result: ReconcileSweepResult,
     error: unknown,
-  ): Promise<CheckOutcome> {
+  ): Promise<RetrieveOutcome> {
     if (error instanceof PaymentsApiError && error.status === 404) {
       await this.forget(intent);
       result.gone++;
