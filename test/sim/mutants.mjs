@@ -39,7 +39,7 @@ const mutants = [
   },
   {
     name: 'issue 29: one watch list for every instance',
-    file: 'lib/webhooks/payments-webhooks.plugins.ts',
+    file: 'lib/webhooks/reconcile/reconciliation.plugin.ts',
     from: 'return store.intentWatchStore(instance);',
     to: 'return store.intentWatchStore();',
   },
@@ -98,6 +98,12 @@ const mutants = [
     file: 'lib/webhooks/transactional/payments-inbox.ts',
     from: '            intent: ctx.intent,\n',
     to: '',
+  },
+  {
+    name: "issue 41: a plug-in's after-hook that throws stops the hooks after it",
+    file: 'lib/webhooks/dispatch/dispatch-hooks.ts',
+    from: "this.logger.warn(`The ${plugin.name} plug-in's afterDispatch threw and was ignored: ${describe(error)}`);",
+    to: "this.logger.warn(`The ${plugin.name} plug-in's afterDispatch threw and was ignored: ${describe(error)}`);\n        return;",
   },
 ];
 

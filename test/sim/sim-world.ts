@@ -19,6 +19,7 @@ import type {
 import { PaymentEventsDispatcher } from '../../lib/webhooks/dispatch/payment-events.dispatcher.js';
 import { DISPATCH_OUTCOME_STATUS } from '../../lib/webhooks/dispatch/inline-payment-events.processor.js';
 import { validateWebhooksOptions } from '../../lib/webhooks/payments-webhooks.validator.js';
+import type { PaymentsDispatchPlugin } from '../../lib/webhooks/contracts/dispatch-plugin.interface.js';
 import { dispatchPluginsOf, intentWatchStoreFor } from '../../lib/webhooks/payments-webhooks.plugins.js';
 import type { CreatedIntentListener } from '../../lib/client/payments-created-intents.js';
 import { standardWebhooksVerifier } from '../../lib/index.js';
@@ -179,6 +180,8 @@ interface DispatchTrace {
   lapsed?: boolean;
   /** The runs it claimed (heard): each must be completed or released before it answers. */
   tokens: Array<{ token: string; slot: string }>;
+  /** The event ids the app's own plug-in was told of (`afterDispatch`) within this dispatch. */
+  told?: string[];
 }
 
 export interface Violation {
@@ -259,6 +262,12 @@ export class SimWorld {
   private readonly notRun = new Set<string>();
   /** What current-state handling did in this seed (that the checks had something to check). */
   readonly current = { runs: 0, superseded: 0, modes: new Set<boolean>() };
+  /**
+   * The app's own plug-ins in every process (issue 41): one whose after-hooks throw for about one event
+   * in five, then one that records what it is told. Invariant: every dispatch that answers told the
+   * recorder of its event, whatever the thrower did, and no outcome changed (the other invariants).
+   */
+  readonly plugins = { told: 0, thrown: 0, reconciles: 0 };
   /** The terminal states every release in this run has used (to know which states are once-only). */
   private readonly inFlight = new WeakMap<object, DispatchTrace>();
   private readonly openTraces = new Set<DispatchTrace>();
@@ -349,6 +358,11 @@ export class SimWorld {
       const watchList = webhooks.reconcile
         ? intentWatchStoreFor(webhooks.reconcile, webhooks.store!, this.runtime, webhooks.instance)
         : undefined;
+      // The built-in plug-ins' hooks, then the app's own two (see `plugins`), as Nest orders them.
+      const plugins = [
+        ...dispatchPluginsOf(webhooks, { watchList, inbox: new PaymentsInbox(webhooks, this.runtime, registry) }),
+        ...this.ownPlugins(),
+      ];
       const dispatcher = new PaymentEventsDispatcher(
         registry,
         webhooks.store!,
@@ -357,7 +371,7 @@ export class SimWorld {
         // The same account; its retrieves are current-state handling's, not the sweeper's.
         this.client(proc, instance, 'current'),
         undefined,
-        dispatchPluginsOf(webhooks, { watchList, inbox: new PaymentsInbox(webhooks, this.runtime, registry) }),
+        plugins,
       );
       proc.dispatchers.set(instance, dispatcher);
       if (watchList) {
@@ -367,12 +381,45 @@ export class SimWorld {
           this.traced(proc, dispatcher),
           client,
           this.runtime,
+          undefined,
+          plugins,
         );
         reconciler.onApplicationBootstrap();
         proc.reconcilers.set(instance, reconciler);
       }
     }
     return proc;
+  }
+
+  /**
+   * The app's own plug-ins (`PaymentsDispatchPlugin` hooks, as a `PaymentsReceiverPlugin`'s factory
+   * builds them): a thrower, deterministic per event id (it draws nothing from the seed's random source),
+   * then a recorder.
+   */
+  private ownPlugins(): PaymentsDispatchPlugin[] {
+    const throwsFor = (id: string): boolean => id.charCodeAt(id.length - 1) % 5 === 0;
+    const thrower: PaymentsDispatchPlugin = {
+      name: 'sim-thrower',
+      afterDispatch: ({ event }) => {
+        if (!throwsFor(event.id)) return;
+        this.plugins.thrown++;
+        throw new Error('the sim plug-in throws after a dispatch');
+      },
+      onReconcile: (record) => {
+        if (!throwsFor(record.intentId)) return;
+        this.plugins.thrown++;
+        throw new Error('the sim plug-in throws after a reconciliation');
+      },
+    };
+    const recorder: PaymentsDispatchPlugin = {
+      name: 'sim-recorder',
+      afterDispatch: ({ event }) => {
+        this.plugins.told++;
+        this.dispatching.getStore()?.told?.push(event.id);
+      },
+      onReconcile: () => void this.plugins.reconciles++,
+    };
+    return [thrower, recorder];
   }
 
   crash(proc: SimProcess): void {
@@ -559,7 +606,7 @@ export class SimWorld {
   private traced(proc: SimProcess, dispatcher: PaymentEventsDispatch, delivery = false): PaymentEventsDispatch {
     return {
       dispatch: (event: PaymentEvent, meta: DispatchMeta) => {
-        const trace: DispatchTrace = { proc, delivery, effects: [], tokens: [] };
+        const trace: DispatchTrace = { proc, delivery, effects: [], tokens: [], told: [] };
         this.inFlight.set(event, trace);
         this.openTraces.add(trace);
         const settled = (result: DispatchResult): DispatchResult => {
@@ -573,6 +620,14 @@ export class SimWorld {
                 intent: String((event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id ?? ''),
               });
             }
+          }
+          // Every plug-in was told of the dispatch, even after another one's hook threw.
+          if (!trace.told!.includes(event.id)) {
+            this.violate({
+              kind: 'plug-in not told',
+              detail: `process ${proc.id} answered ${event.event} ${event.id} (${result.outcome}) without telling the app's plug-in (afterDispatch)`,
+              intent: String((event.data as { payment_intent?: { id?: unknown } }).payment_intent?.id ?? ''),
+            });
           }
           // A handler that ran but whose completion the store did not record may run again.
           const unrecorded = result.handlers.some(

@@ -62,6 +62,7 @@ describe('whole-system simulation', () => {
       let currentRuns = 0;
       let superseded = 0;
       let switched = 0;
+      const plugins = { told: 0, thrown: 0, reconciles: 0 };
       for (const seed of seeds) {
         const done = await run(seed);
         effects += [...done.effects.values()].reduce((a, b) => a + b, 0);
@@ -70,6 +71,9 @@ describe('whole-system simulation', () => {
         currentRuns += done.current.runs;
         superseded += done.current.superseded;
         if (done.current.modes.size === 2) switched++;
+        plugins.told += done.plugins.told;
+        plugins.thrown += done.plugins.thrown;
+        plugins.reconciles += done.plugins.reconciles;
         if (process.env.TRACE) console.log(done.trace.join('\n'));
         if (done.violations.length > 0) {
           const v = done.violations[0]!;
@@ -85,9 +89,13 @@ describe('whole-system simulation', () => {
       expect(effects).toBeGreaterThan(seeds.length * 5);
       expect(intents).toBe(seeds.length * DEFAULT_SETTINGS.intentsPerInstance * 2);
       console.log(
-        `${seeds.length} seed(s): ${effects} effects, ${currentRuns} opted-in runs checked, ${superseded} deliveries superseded, ${switched} seeds switched current-state handling on or off; creations with every process down: ${noProcessSeeds.length === 0 ? 'none' : `seeds ${noProcessSeeds.join(', ')}`}`,
+        `${seeds.length} seed(s): ${effects} effects, ${currentRuns} opted-in runs checked, ${superseded} deliveries superseded, ${switched} seeds switched current-state handling on or off; creations with every process down: ${noProcessSeeds.length === 0 ? 'none' : `seeds ${noProcessSeeds.join(', ')}`}; the app's plug-in told of ${plugins.told} dispatches and ${plugins.reconciles} reconciliations, another's hooks threw ${plugins.thrown} times`,
       );
+      // The plug-ins took part: told of dispatches, and the thrower threw (checks that cannot pass idle).
+      expect(plugins.told).toBeGreaterThan(seeds.length);
       if (seeds.length >= 100) {
+        expect(plugins.thrown).toBeGreaterThan(0);
+        expect(plugins.reconciles).toBeGreaterThan(0);
         expect(currentRuns).toBeGreaterThan(seeds.length);
         expect(superseded).toBeGreaterThan(0);
         expect(switched).toBeGreaterThan(seeds.length / 10);
