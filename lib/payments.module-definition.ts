@@ -41,7 +41,7 @@ export interface PaymentsModuleExtras {
    * The instance name (`forRoot({ name: 'eu', ... })`, `forRootAsync({ name: 'eu', ... })`): an app
    * may import several instances, each with its own key, base address, route, verifier, store
    * namespace and queue. Inject a named instance's client with `@InjectPaymentsService('eu')`; bind
-   * a handler with `@OnPaymentEvent(type, { name: 'eu' })`. Default: the unnamed instance ('default').
+   * a handler with `@OnPaymentEvent(type, { instance: 'eu' })`. Default: the unnamed instance ('default').
    */
   name?: string;
   /**

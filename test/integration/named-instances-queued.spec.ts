@@ -40,7 +40,7 @@ class QueuedHandlers {
     this.runs.push({ instance: 'default', eventId: event.id });
   }
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>): void {
     this.runs.push({ instance: 'eu', eventId: event.id });
   }

@@ -12,6 +12,7 @@ import {
   PaymentsModule,
   PaymentsService,
   standardWebhooksVerifier,
+  type OnPaymentEventOptions,
   type PaymentsModuleOptions,
 } from '../../lib/index.js';
 import {
@@ -165,7 +166,7 @@ describe('named instances: boot', () => {
 
   it('refuses a handler bound to a name no instance has (it would never run), naming the handler and the fix', async () => {
     class MisnamedHandlers {
-      @OnPaymentEvent('payment_intent.succeeded', { name: 'ue' })
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'ue' })
       paid(): void {}
     }
     const moduleRef = await Test.createTestingModule({
@@ -184,12 +185,12 @@ describe('named instances: boot', () => {
     expect((error as PaymentsConfigurationError).message).toContain("PaymentsModule.forRoot({ name: 'ue', ... })");
   });
 
-  it('registers a handler bound with { instance, handlerId } in that instance only, under its handlerId, as { name, id } did', async () => {
+  it('registers a handler bound with { instance, handlerId } in that instance only, under its handlerId', async () => {
     class EuropeHandlers {
       @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', handlerId: 'Europe.paid' })
       paid(): void {}
 
-      @OnPaymentEvent('payment_intent.succeeded', { name: 'eu', id: 'Europe.paidBefore' })
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', handlerId: 'Europe.paidBefore' })
       paidBefore(): void {}
     }
     const moduleRef = await Test.createTestingModule({
@@ -226,18 +227,19 @@ describe('named instances: boot', () => {
     );
   });
 
-  it('accepts instance and the deprecated name together when they agree, and refuses them when they differ, naming the option', () => {
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'eu' })).not.toThrow();
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'us' })).toThrow(
-      "@OnPaymentEvent(): `instance` and its deprecated spelling 'name' are both given, with different values",
+  it('refuses the removed spelling name at once, naming it and instance', () => {
+    const options = { name: 'eu' } as unknown as OnPaymentEventOptions;
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(PaymentsConfigurationError);
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(
+      "Invalid PaymentsModule option `@OnPaymentEvent(type, { name })`: was the deprecated spelling of instance, and is removed. Fix: write @OnPaymentEvent(type, { instance: ... }) instead",
     );
   });
 
   it('refuses one method bound to two instances', () => {
     expect(() => {
       class TwoInstances {
-        @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
-        @OnPaymentEvent('payment_intent.cancelled', { name: 'us' })
+        @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
+        @OnPaymentEvent('payment_intent.cancelled', { instance: 'us' })
         paid(): void {}
       }
       return TwoInstances;

@@ -71,7 +71,7 @@ class AccountHandlers {
     this.runs.push({ handler: 'default', eventId: event.id });
   }
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   async euPaid(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): Promise<void> {
     await ctx.retrieveIntent();
     this.runs.push({ handler: 'eu', eventId: event.id });
