@@ -82,8 +82,7 @@ describe('two named instances, each with its own BullMQ queue and worker, on rea
         }),
         PaymentsModule.forRootAsync({
           name: 'eu',
-          webhooksPath: 'payments/eu',
-          webhooksProcessing: 'queue',
+          receiver: { path: 'payments/eu', processing: 'queue' },
           useFactory: () => ({
             apiKey: 'sk_test_queued_eu',
             environment: 'sandbox' as const,

@@ -67,7 +67,7 @@ describe('named instances: boot', () => {
   it('refuses two instances with the same name, one of them async', async () => {
     const error = await bootError([
       PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a') }),
-      PaymentsModule.forRootAsync({ name: 'eu', webhooksPath: false, useFactory: () => options('sk_test_b') }),
+      PaymentsModule.forRootAsync({ name: 'eu', receiver: false, useFactory: () => options('sk_test_b') }),
     ]);
     expect(error.option).toBe('name');
     expect(error.message).toContain("'eu' is given to two PaymentsModule instances");
@@ -131,7 +131,7 @@ describe('named instances: boot', () => {
     (name) => {
       expect(() => PaymentsModule.forRoot({ name, ...options('sk_test_a') })).toThrow(PaymentsConfigurationError);
       expect(() =>
-        PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), webhooksPath: false }),
+        PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), receiver: false }),
       ).toThrow(/`name`/);
     },
   );
@@ -142,7 +142,7 @@ describe('named instances: boot', () => {
       PaymentsModule.forRootAsync({
         name: 'live',
         useFactory: async () => options('sk_live_key'),
-        webhooksPath: false,
+        receiver: false,
       }),
     ]);
     const live = moduleRef.get<PaymentsService>(getPaymentsServiceToken('live'));
@@ -231,7 +231,7 @@ describe('named instances: boot', () => {
     const options = { name: 'eu' } as unknown as OnPaymentEventOptions;
     expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(PaymentsConfigurationError);
     expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(
-      "Invalid PaymentsModule option `@OnPaymentEvent(type, { name })`: was the deprecated spelling of instance, and is removed. Fix: write @OnPaymentEvent(type, { instance: ... }) instead",
+      'Invalid PaymentsModule option `@OnPaymentEvent(type, { name })`: was the deprecated spelling of instance, and is removed. Fix: write @OnPaymentEvent(type, { instance: ... }) instead',
     );
   });
 
@@ -286,9 +286,9 @@ describe('parts: what an instance registers', () => {
     expect(moduleRef.get(getPaymentEventsQueueToken('eu'))).toBeInstanceOf(PaymentEventsQueue);
   });
 
-  it('forRootAsync({ webhooksProcessing: "inline" }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
+  it('forRootAsync({ receiver: { processing: "inline" } }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
     const module = PaymentsModule.forRootAsync({
-      webhooksProcessing: 'inline',
+      receiver: { processing: 'inline' },
       useFactory: () =>
         options('sk_test_a', { verifier, processing: { queue: { connection: { lazyConnect: true }, worker: false } } }),
     });
@@ -299,7 +299,7 @@ describe('parts: what an instance registers', () => {
         (caught: unknown) => caught,
       );
     expect(error).toBeInstanceOf(PaymentsConfigurationError);
-    expect((error as PaymentsConfigurationError).option).toBe('webhooksProcessing');
+    expect((error as PaymentsConfigurationError).option).toBe('receiver.processing');
   });
 
   it('no provider an app can inject holds the API key: every export of the module is free of it', async () => {

@@ -132,7 +132,7 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
         // The named instance through forRootAsync: name and route are static, the rest comes from the factory.
         PaymentsModule.forRootAsync({
           name: 'eu',
-          webhooksPath: EU_PATH,
+          receiver: { path: EU_PATH },
           useFactory: async () => ({
             apiKey: EU_KEY,
             environment: 'sandbox' as const,

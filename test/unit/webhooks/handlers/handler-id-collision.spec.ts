@@ -5,7 +5,6 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import {
   OnPaymentEvent,
   PaymentsConfigurationError,
-  PaymentsInvalidArgumentError,
   PaymentsModule,
   standardWebhooksVerifier,
   type OnPaymentEventOptions,
@@ -99,7 +98,7 @@ describe('two handler classes with one class name', () => {
     const options = { id: 'A.paid' } as unknown as OnPaymentEventOptions;
     expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(PaymentsConfigurationError);
     expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(
-      "Invalid PaymentsModule option `@OnPaymentEvent(type, { id })`: was the deprecated spelling of handlerId, and is removed. Fix: write @OnPaymentEvent(type, { handlerId: ... }) instead",
+      'Invalid PaymentsModule option `@OnPaymentEvent(type, { id })`: was the deprecated spelling of handlerId, and is removed. Fix: write @OnPaymentEvent(type, { handlerId: ... }) instead',
     );
   });
 });
