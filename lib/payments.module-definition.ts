@@ -27,29 +27,18 @@ export interface PaymentsModuleExtras {
    * plug-ins the factory may turn on), or `false` for no receiver (the factory then need not return
    * `webhooks` at all; register it with `PaymentsWebhooksModule` or not at all). The factory returns
    * the values (`webhooks: { verifier, store, ... }`); a factory that names another route or
-   * processing, or turns on a plug-in not declared, fails the boot. Without `processing`, or without
-   * either plug-in flag, both variants are registered and the factory's options pick one: deprecated,
-   * declare them. `forRoot` reads all of it from `webhooks`.
+   * processing, or turns on a plug-in not declared, fails the boot. Without `processing` the receiver
+   * is inline; without the plug-in flags, reconciliation is registered and the inbox is not. `forRoot`
+   * reads all of it from `webhooks`.
    */
   receiver?: false | PaymentsReceiverStructure;
-  /**
-   * @deprecated since 0.2: use `receiver: { path }` (or `receiver: false`). Kept for one minor version;
-   * giving both fails the boot.
-   */
-  webhooksPath?: string | false;
   /**
    * The instance name (`forRoot({ name: 'eu', ... })`, `forRootAsync({ name: 'eu', ... })`): an app
    * may import several instances, each with its own key, base address, route, verifier, store
    * namespace and queue. Inject a named instance's client with `@InjectPaymentsService('eu')`; bind
-   * a handler with `@OnPaymentEvent(type, { name: 'eu' })`. Default: the unnamed instance ('default').
+   * a handler with `@OnPaymentEvent(type, { instance: 'eu' })`. Default: the unnamed instance ('default').
    */
   name?: string;
-  /**
-   * @deprecated since 0.2: use `receiver: { processing }`. Kept for one minor version; giving both
-   * fails the boot. (Without either, both the inline and the queue parts are registered and the
-   * factory's options pick one: also deprecated; declare `receiver: { processing }`.)
-   */
-  webhooksProcessing?: 'inline' | 'queue';
 }
 
 export const {
@@ -60,11 +49,8 @@ export const {
 } = new ConfigurableModuleBuilder<PaymentsModuleOptions>({ moduleName: 'Payments' })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createPaymentsOptions')
-  .setExtras<PaymentsModuleExtras>(
-    { isGlobal: true, receiver: undefined, webhooksPath: undefined, name: undefined, webhooksProcessing: undefined },
-    (definition, extras) => ({
-      ...definition,
-      global: extras.isGlobal !== false,
-    }),
-  )
+  .setExtras<PaymentsModuleExtras>({ isGlobal: true, receiver: undefined, name: undefined }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal !== false,
+  }))
   .build();

@@ -1,4 +1,3 @@
-import type { PaymentsReceiverPlugin } from './webhooks/contracts/payments-receiver-plugin.interface.js';
 import { Inject, Module, type DynamicModule, type NestModule, type OnModuleInit, type Provider } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, HttpAdapterHost } from '@nestjs/core';
 import { createPaymentsClientPart } from './client/payments-client.providers.js';
@@ -20,21 +19,15 @@ import {
 } from './payments.module-definition.js';
 import type { PaymentsModuleOptions } from './payments-options.interface.js';
 import { resolvePaymentsOptions } from './payments-options.validator.js';
+import { checkShape } from './payments-module.structure.js';
 import {
-  checkShape,
-  instanceNameOf,
-  RECEIVER_PLUGINS_NAMING,
-  receiverStructureOf,
-  type PaymentsInstanceShape,
-} from './payments-module.structure.js';
-import { declaredReceiverPlugins, receiverPluginsOf } from './webhooks/payments-webhooks.plugins.js';
+  forRootDeclarationOf,
+  receiverDeclarationOf,
+  type ReceiverDeclaration,
+} from './webhooks/payments-webhooks.declaration.js';
 import { checkPaymentsInstances } from './payments-instances.check.js';
 import { PAYMENTS_WEBHOOKS_PATH } from './webhooks/contracts/payments-webhooks.constants.js';
-import {
-  createPaymentsReceiverPart,
-  normaliseWebhooksPath,
-  webhooksPathOf,
-} from './webhooks/payments-webhooks.providers.js';
+import { createPaymentsReceiverPart } from './webhooks/payments-webhooks.providers.js';
 import {
   quietWebhookClientGoneOnFastify,
   type FastifyRouteHookHost,
@@ -69,23 +62,8 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
    * a queue) have providers. `name` makes it a named instance.
    */
   static override forRoot(options: typeof PAYMENTS_OPTIONS_TYPE): DynamicModule {
-    const webhooks = (options as { webhooks?: unknown }).webhooks;
-    const processing =
-      typeof webhooks === 'object' && webhooks !== null ? (webhooks as { processing?: unknown }).processing : undefined;
-    return compose(super.forRoot(options), {
-      name: instanceNameOf(options.name),
-      path: webhooksPathOf(options),
-      queued: processing !== undefined && processing !== 'inline',
-      worker:
-        typeof processing === 'object' && processing !== null
-          ? (processing as { queue?: { worker?: unknown } }).queue?.worker !== false
-          : undefined,
-      plugins: receiverPluginsOf(webhooks),
-      own:
-        typeof webhooks === 'object' && webhooks !== null
-          ? (webhooks as { plugins?: readonly PaymentsReceiverPlugin[] }).plugins
-          : undefined,
-    });
+    const declaration = forRootDeclarationOf(options);
+    return compose(super.forRoot(options), declaration);
   }
 
   /**
@@ -94,23 +72,14 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
    * 'payments/webhooks'; `false` registers none, and the factory may then omit `webhooks`). The boot
    * fails if the factory's `webhooks.path` or `processing` says otherwise, or if it turns on a plug-in
    * (`webhooks.reconcile`, `webhooks.transactions`) the flags left out; if the factory returns
-   * `webhooks: false` while a route is registered, that route answers 404. `name` (static) makes it a
-   * named instance.
+   * `webhooks: false` while a route is registered, that route answers 404. Without `processing` the
+   * receiver is inline; without the flags, reconciliation's providers are registered and the inbox's are
+   * not. `name` (static) makes it a named instance. `forRoot` is sugar: the same declaration, read from
+   * `webhooks` (`receiverDeclarationOf`, payments-webhooks.declaration.ts).
    */
   static override forRootAsync(options: typeof PAYMENTS_ASYNC_OPTIONS_TYPE): DynamicModule {
-    const receiver = receiverStructureOf(options);
-    return compose(super.forRootAsync(options), {
-      name: instanceNameOf(options.name),
-      path: receiver === false ? false : normaliseWebhooksPath(receiver.path),
-      queued: receiver === false || receiver.processing === undefined ? undefined : receiver.processing === 'queue',
-      worker: receiver === false ? undefined : receiver.worker,
-      plugins:
-        receiver === false
-          ? { transactions: false, reconcile: false }
-          : declaredReceiverPlugins(receiver, RECEIVER_PLUGINS_NAMING.option),
-      own: receiver === false ? undefined : receiver.plugins,
-      legacy: options.receiver === undefined,
-    });
+    const declaration = receiverDeclarationOf(options, 'forRootAsync');
+    return compose(super.forRootAsync(options), declaration);
   }
 
   /**
@@ -147,12 +116,12 @@ export class PaymentsModule extends PaymentsConfigurableModule implements NestMo
 }
 
 /** Adds the parts of one instance to the definition `ConfigurableModuleBuilder` made. */
-function compose(definition: DynamicModule, shape: PaymentsInstanceShape): DynamicModule {
-  const { name, path } = shape;
+function compose(definition: DynamicModule, declaration: ReceiverDeclaration): DynamicModule {
+  const { name, path } = declaration;
   // A receiver declared absent (`receiver: false`) need not be said absent again by the factory.
   const resolve = (raw: PaymentsModuleOptions) =>
     resolvePaymentsOptions(
-      path === false && !shape.legacy && typeof raw === 'object' && raw !== null && raw.webhooks === undefined
+      path === false && typeof raw === 'object' && raw !== null && raw.webhooks === undefined
         ? { ...raw, webhooks: false }
         : raw,
       name,
@@ -164,11 +133,11 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       : createPaymentsReceiverPart({
           name,
           path,
-          queued: shape.queued,
-          worker: shape.worker,
-          plugins: shape.plugins,
-          own: shape.own,
-          naming: RECEIVER_PLUGINS_NAMING,
+          queued: declaration.queued,
+          worker: declaration.worker,
+          plugins: declaration.plugins,
+          own: declaration.own,
+          naming: declaration.naming.plugins,
           inject: [PAYMENTS_MODULE_OPTIONS],
           resolve: (raw: PaymentsModuleOptions) => resolve(raw).webhooks,
         });
@@ -184,7 +153,7 @@ function compose(definition: DynamicModule, shape: PaymentsInstanceShape): Dynam
       provide: PAYMENTS_INSTANCE_DESCRIPTOR,
       useFactory: (raw: PaymentsModuleOptions): PaymentsInstanceDescriptor => {
         const webhooks = resolve(raw).webhooks;
-        checkShape(shape, raw, webhooks !== false && webhooks.processing !== 'inline');
+        checkShape(declaration, raw, webhooks !== false && webhooks.processing !== 'inline');
         const queue = webhooks && webhooks.processing !== 'inline' ? webhooks.processing.queue : undefined;
         // Two queues collide when both their BullMQ prefix and their name are equal.
         return { kind: 'module', name, path, queue: queue ? `${queue.prefix}:${queue.name}` : undefined };

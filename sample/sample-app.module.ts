@@ -48,17 +48,21 @@ export interface SampleAppOptions {
 @Module({})
 export class SampleAppModule {
   static forRoot(options: SampleAppOptions = {}): DynamicModule {
+    const env = options.env ?? process.env;
+    // Queued processing is structure, declared before the factory runs: on when SAMPLE_QUEUE_REDIS_URL is
+    // set (sampleConfig checks its value at boot, as the factory's queue options repeat it).
+    const processing = env['SAMPLE_QUEUE_REDIS_URL'] ? 'queue' : 'inline';
     return {
       module: SampleAppModule,
       imports: [
-        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [sampleConfig(options.env ?? process.env)] }),
+        ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [sampleConfig(env)] }),
         SampleWebhooksModule,
         PaymentsModule.forRootAsync({
           imports: [SampleWebhooksModule],
           inject: [ConfigService, WebhookSecretsHolder, PaymentDeliveryJournal],
-          // Nest must know the route, and which plug-ins the factory turns on, before the factory runs
-          // (the factory repeats the route): reconciliation, no transactional inbox.
-          receiver: { path: SAMPLE_WEBHOOKS_PATH, reconcile: true },
+          // Nest must know the route, the processing and which plug-ins the factory turns on before the
+          // factory runs (the factory repeats the route): reconciliation, no transactional inbox.
+          receiver: { path: SAMPLE_WEBHOOKS_PATH, processing, reconcile: true },
           useFactory: (
             config: ConfigService,
             secrets: WebhookSecretsHolder,

@@ -24,10 +24,12 @@ import { PAYMENTS_WEBHOOKS_OPTIONS, PAYMENTS_WEBHOOKS_PATH } from './contracts/p
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { quietWebhookClientGoneOnFastify, type FastifyRouteHookHost } from './receiver/fastify-client-gone.hook.js';
 import { createPaymentsReceiverPart } from './payments-webhooks.providers.js';
-import { declaredReceiverPlugins, receiverPluginsOf, type ReceiverPluginsSpec } from './payments-webhooks.plugins.js';
 import {
-  PLUGINS_NAMING,
-  registrationOf,
+  receiverDeclarationOf,
+  registerDeclarationOf,
+  type ReceiverDeclaration,
+} from './payments-webhooks.declaration.js';
+import {
   STRUCTURE_KEYS,
   webhooksOptionsOf,
   type PaymentsWebhooksModuleAsyncOptions,
@@ -79,7 +81,7 @@ export class PaymentsWebhooksModule implements NestModule {
       );
     const values: Record<string, unknown> = { ...options };
     for (const key of STRUCTURE_KEYS) delete values[key];
-    return build(registrationOf(options), receiverPluginsOf(values), {
+    return build(registerDeclarationOf(options), options.isGlobal, {
       provide: PAYMENTS_WEBHOOKS_VALUES,
       useValue: values,
     });
@@ -94,8 +96,7 @@ export class PaymentsWebhooksModule implements NestModule {
         'pass { path, inject, useFactory: (...) => ({ verifier, ... }) }',
       );
     }
-    const plugins = declaredReceiverPlugins(options, PLUGINS_NAMING.option);
-    const module = build(registrationOf(options), plugins, {
+    const module = build(receiverDeclarationOf(options, 'register'), options.isGlobal, {
       provide: PAYMENTS_WEBHOOKS_VALUES,
       useFactory: options.useFactory,
       inject: options.inject ?? [],
@@ -111,12 +112,11 @@ export class PaymentsWebhooksModule implements NestModule {
   }
 }
 
-function build(
-  registration: ReturnType<typeof registrationOf>,
-  plugins: ReceiverPluginsSpec,
-  values: Provider,
-): DynamicModule {
-  const { name, path } = registration;
+/** The module of one receiver, from its declaration (`receiverDeclarationOf`) and the provider of its values. */
+function build(declaration: ReceiverDeclaration, isGlobal: boolean | undefined, values: Provider): DynamicModule {
+  const { name } = declaration;
+  // The form of PaymentsWebhooksModule has no `false`: a receiver is what it registers.
+  const path = declaration.path as string;
   const contextToken = getPaymentsInstanceContextToken(name);
   const context = (found: PaymentsInstanceContext | undefined): PaymentsInstanceContext =>
     found ??
@@ -128,15 +128,15 @@ function build(
   const receiver = createPaymentsReceiverPart({
     name,
     path,
-    queued: registration.processing === 'queue',
-    worker: registration.worker,
-    plugins,
-    own: registration.plugins,
-    naming: PLUGINS_NAMING,
+    queued: declaration.queued,
+    worker: declaration.worker !== false,
+    plugins: declaration.plugins,
+    own: declaration.own,
+    naming: declaration.naming.plugins,
     inject: [PAYMENTS_WEBHOOKS_VALUES, { token: contextToken, optional: true } as unknown as InjectionToken],
     resolve: (raw: unknown, found: PaymentsInstanceContext | undefined): ResolvedWebhooksOptions =>
       validateWebhooksOptions(
-        webhooksOptionsOf(registration, raw),
+        webhooksOptionsOf(declaration, raw),
         context(found).environment,
         name,
       ) as ResolvedWebhooksOptions,
@@ -178,7 +178,7 @@ function build(
   ];
   return {
     module: PaymentsWebhooksModule,
-    global: registration.isGlobal,
+    global: isGlobal !== false,
     imports: [DiscoveryModule, ...receiver.imports],
     controllers: receiver.controllers,
     providers,

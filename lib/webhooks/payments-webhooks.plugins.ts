@@ -14,20 +14,17 @@ import { transactionalInboxHooks, transactionalInboxPlugin } from './transaction
 export { intentWatchStoreFor } from './reconcile/reconciliation.plugin.js';
 
 /*
- * The one naming table of the built-in plug-ins: which receiver option turns each on (the sugar of
- * `forRoot({ webhooks })`, `forRootAsync({ receiver })` and `PaymentsWebhooksModule.register[Async]`).
- * The receiver itself names none: it registers what each plug-in object brings and calls the hooks.
+ * The built-in plug-ins, by the receiver option that turns each on (declared in `forRootAsync({ receiver
+ * })` and `PaymentsWebhooksModule.registerAsync`, read from the values by `forRoot({ webhooks })` and
+ * `register`; see payments-webhooks.declaration.ts, whose naming table names the flags in errors). The
+ * receiver itself names none: it registers what each plug-in object brings and calls the hooks.
  */
 
 /** The built-in plug-ins a flag turns on, by the receiver option that turns each on. */
 export type ReceiverPluginName = 'transactions' | 'reconcile';
 
-/**
- * Which built-in plug-ins a receiver registers: `true` registered, `false` not. `undefined` (the
- * deprecated mode of `forRootAsync` / `registerAsync` without the flags) registers them, and the options
- * the factory returns decide at boot whether they do anything.
- */
-export type ReceiverPluginsSpec = Record<ReceiverPluginName, boolean | undefined>;
+/** Which built-in plug-ins a receiver registers: `true` registered, `false` not. */
+export type ReceiverPluginsSpec = Record<ReceiverPluginName, boolean>;
 
 /** Each flag's plug-in, and what a receiver without it registers instead (its one boot check). */
 const BUILT_IN: Record<ReceiverPluginName, { plugin: () => PaymentsValuesPlugin; without?: Provider[] }> = {
@@ -59,17 +56,15 @@ export function receiverPluginsOf(webhooks: unknown): ReceiverPluginsSpec {
 }
 
 /**
- * `forRootAsync` / `registerAsync`: the flags declared beside the structure. Giving either declares both
- * (one left out is `false`); giving neither is the deprecated mode (both registered). `option(name)`
- * names a flag in the error of a value that is not a boolean.
+ * `forRootAsync` / `registerAsync`: the flags declared beside the structure. `transactions` left out is
+ * `false`; `reconcile` left out is `true` (reconciliation is on by default: the factory's
+ * `webhooks.reconcile: false` turns it off, `reconcile: false` here leaves its providers out).
+ * `option(name)` names a flag in the error of a value that is not a boolean.
  */
 export function declaredReceiverPlugins(
   flags: Partial<Record<ReceiverPluginName, unknown>>,
   option: (name: ReceiverPluginName) => string,
 ): ReceiverPluginsSpec {
-  if (flags.transactions === undefined && flags.reconcile === undefined) {
-    return { transactions: undefined, reconcile: undefined };
-  }
   for (const name of PLUGIN_NAMES) {
     const value = flags[name];
     if (value !== undefined && typeof value !== 'boolean') {
@@ -80,7 +75,6 @@ export function declaredReceiverPlugins(
       );
     }
   }
-  // Reconciliation is on by default: its providers are registered unless declared false.
   return { transactions: flags.transactions === true, reconcile: flags.reconcile !== false };
 }
 
@@ -93,7 +87,7 @@ export function receiverPluginsFor(
   own: readonly PaymentsReceiverPlugin[] = [],
 ): PaymentsReceiverPlugin[] {
   const plugins = [
-    ...PLUGIN_NAMES.filter((name) => spec[name] !== false).map((name) => BUILT_IN[name].plugin()),
+    ...PLUGIN_NAMES.filter((name) => spec[name]).map((name) => BUILT_IN[name].plugin()),
     ...ALWAYS.map((plugin) => plugin()),
     ...checkedPlugins(own),
   ];
@@ -163,11 +157,11 @@ export function checkReceiverPlugins(
   webhooks: ResolvedWebhooksOptions,
   naming: ReceiverPluginsNaming,
 ): ResolvedWebhooksOptions {
-  if (spec.reconcile === false && webhooks.reconcile?.byDefault === true) {
+  if (!spec.reconcile && webhooks.reconcile?.byDefault === true) {
     webhooks = Object.freeze({ ...webhooks, reconcile: undefined });
   }
   for (const name of PLUGIN_NAMES) {
-    if (spec[name] !== false || webhooks[name] === undefined) continue;
+    if (spec[name] || webhooks[name] === undefined) continue;
     throw new PaymentsConfigurationError(
       naming.option(name),
       `is not declared, but the options factory sets ${naming.value(name)} (a plug-in's providers are registered before the factory runs)`,
@@ -190,7 +184,7 @@ export function createReceiverPluginsPart(
   const hooked = plugins.filter((plugin) => plugin.hooks !== undefined);
   const inject = hooked.flatMap((plugin) => plugin.hooks!.inject ?? []);
   const providers: Provider[] = [
-    ...PLUGIN_NAMES.filter((name) => spec[name] === false).flatMap((name) => BUILT_IN[name].without ?? []),
+    ...PLUGIN_NAMES.filter((name) => !spec[name]).flatMap((name) => BUILT_IN[name].without ?? []),
     ...plugins.flatMap((plugin) => plugin.providers ?? []),
     {
       // The hooks of the plug-ins in use, in order (the dispatcher imports none of them).

@@ -11,7 +11,6 @@ import {
 import { DEFAULT_WEBHOOKS_PATH } from '../core/payments.defaults.js';
 import { getPaymentsInstanceToken } from '../core/payments.instance.js';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../core/payments.runtime.js';
-import { PaymentsConfigurationError } from '../errors/payments.errors.js';
 import { InlinePaymentEventsProcessor } from './dispatch/inline-payment-events.processor.js';
 import { PaymentEventsMetadataAccessor } from './dispatch/payment-events-metadata.accessor.js';
 import { PaymentEventsProcessor } from './contracts/payment-events-processor.interface.js';
@@ -25,7 +24,7 @@ import {
   PAYMENT_EVENTS_REGISTRY,
   PAYMENTS_WEBHOOKS_OPTIONS,
 } from './contracts/payments-webhooks.constants.js';
-import type { PaymentsWebhooksOptions, ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
+import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
 import { PaymentEventsEnqueuer } from './queue/payment-events.enqueuer.js';
 import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
@@ -48,49 +47,6 @@ export function normaliseWebhooksPath(path: unknown): string {
   if (typeof path !== 'string') return DEFAULT_WEBHOOKS_PATH;
   const trimmed = path.replace(/^\/+|\/+$/g, '');
   return trimmed === '' ? DEFAULT_WEBHOOKS_PATH : trimmed;
-}
-
-/**
- * The route `forRoot` registers: `webhooks.path` (default 'payments/webhooks'), or none with
- * `webhooks: false`. Bad values are reported at boot by the validator.
- */
-export function webhooksPathOf(options: { webhooks?: false | PaymentsWebhooksOptions }): string | false {
-  const webhooks = (options as { webhooks?: unknown }).webhooks;
-  if (webhooks === false) return false;
-  const path = typeof webhooks === 'object' && webhooks !== null ? (webhooks as { path?: unknown }).path : undefined;
-  return normaliseWebhooksPath(path);
-}
-
-/**
- * Routes are registered before an async options factory runs, so `forRootAsync` takes the path as the
- * static `receiver: { path }` (or the deprecated `webhooksPath`, named `option` in the errors). This fails
- * the boot when the factory's options ask for another path.
- */
-export function checkWebhooksRoute(
-  staticPath: string | false,
-  raw: { webhooks?: unknown },
-  option: 'receiver.path' | 'webhooksPath' = 'receiver.path',
-): true {
-  const webhooks = (raw as { webhooks?: unknown }).webhooks;
-  if (typeof webhooks !== 'object' || webhooks === null) return true;
-  const requested = (webhooks as { path?: unknown }).path;
-  if (requested === undefined) return true;
-  const path = normaliseWebhooksPath(requested);
-  if (staticPath === false) {
-    throw new PaymentsConfigurationError(
-      option === 'webhooksPath' ? option : 'receiver',
-      `is false (no route), but the options factory sets webhooks.path '${path}'`,
-      `pass PaymentsModule.forRootAsync({ receiver: { path: '${path}' }, ... }): routes are registered before the factory runs`,
-    );
-  }
-  if (path !== staticPath) {
-    throw new PaymentsConfigurationError(
-      option,
-      `is '${staticPath}', but the options factory sets webhooks.path '${path}'`,
-      `pass PaymentsModule.forRootAsync({ receiver: { path: '${path}' }, ... }) (routes are registered before the factory runs), or drop webhooks.path from the factory`,
-    );
-  }
-  return true;
 }
 
 /** The store the options name, or a new `MemoryIdempotencyStore` that the instance owns (and closes). */
@@ -154,17 +110,11 @@ export interface PaymentsReceiverPartSpec {
   name: string;
   /** The route (already normalised). */
   path: string;
-  /**
-   * true: the queue part is registered (`processing: { queue }`); false: inline only; undefined
-   * (`forRootAsync` without `webhooksProcessing`): both, and the options decide at boot.
-   */
-  queued: boolean | undefined;
+  /** true: the queue part is registered (`processing: { queue }`); false: inline only. */
+  queued: boolean;
   /** Whether the queue part runs a worker (`processing.queue.worker`); undefined: the options decide at boot. */
   worker?: boolean;
-  /**
-   * Which plug-ins' providers are registered (the inbox: `transactions`; the reconciler and its watch
-   * list: `reconcile`); undefined (deprecated): registered, the options decide at boot.
-   */
+  /** Which plug-ins' providers are registered (the inbox: `transactions`; the reconciler and its watch list: `reconcile`). */
   plugins: ReceiverPluginsSpec;
   /** The app's own plug-ins (`plugins`), after the built-in ones. */
   own?: readonly PaymentsReceiverPlugin[];
@@ -189,27 +139,17 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   providers: Provider[];
   exports: InjectionToken[];
 } {
-  const queue = spec.queued === false ? undefined : createPaymentsQueuePart(spec.name, spec.worker);
+  const queue = spec.queued ? createPaymentsQueuePart(spec.name, spec.worker) : undefined;
   const registryToken = getPaymentEventsRegistryToken(spec.name);
   const plugins = createReceiverPluginsPart(
     receiverPluginsFor(spec.plugins, spec.own),
     spec.plugins,
     registryToken === PaymentEventsRegistry,
   );
-  const processor: Provider =
-    spec.queued === true
-      ? { provide: PaymentEventsProcessor, useExisting: PaymentEventsEnqueuer }
-      : spec.queued === false
-        ? { provide: PaymentEventsProcessor, useExisting: InlinePaymentEventsProcessor }
-        : {
-            provide: PaymentEventsProcessor,
-            useFactory: (
-              webhooks: ResolvedWebhooksOptions,
-              inline: InlinePaymentEventsProcessor,
-              queued: PaymentEventsEnqueuer,
-            ) => (webhooks.processing !== 'inline' ? queued : inline),
-            inject: [PAYMENTS_WEBHOOKS_OPTIONS, InlinePaymentEventsProcessor, PaymentEventsEnqueuer],
-          };
+  const processor: Provider = {
+    provide: PaymentEventsProcessor,
+    useExisting: spec.queued ? PaymentEventsEnqueuer : InlinePaymentEventsProcessor,
+  };
   const providers: Provider[] = [
     {
       provide: PAYMENTS_WEBHOOKS_OPTIONS,

@@ -1,16 +1,14 @@
 import type { InjectionToken, ModuleMetadata, OptionalFactoryDependency } from '@nestjs/common';
-import { DEFAULT_PAYMENTS_INSTANCE } from '../core/payments.defaults.js';
-import { PAYMENTS_INSTANCE_NAME_PATTERN } from '../core/payments.instance.js';
 import { fail, isObject, kind } from '../errors/payments-option.checks.js';
 import type { PaymentsReceiverPlugin } from './contracts/payments-receiver-plugin.interface.js';
 import type { PaymentsQueueOptions } from './contracts/payments-queue.options.js';
 import type { PaymentsReceiverPlugins, PaymentsWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import type { ReceiverPluginName, ReceiverPluginsNaming } from './payments-webhooks.plugins.js';
-import { normaliseWebhooksPath } from './payments-webhooks.providers.js';
+import type { ReceiverDeclaration } from './payments-webhooks.declaration.js';
 
 /*
  * What `PaymentsWebhooksModule.register[Async]` is given: the structure of a receiver (instance, route,
- * processing, plug-ins) and its values, each checked before Nest builds anything.
+ * processing, plug-ins; parsed by `receiverDeclarationOf`, payments-webhooks.declaration.ts) and its
+ * values, checked here against that structure.
  */
 
 /**
@@ -43,7 +41,7 @@ export type PaymentsWebhooksModuleOptions = PaymentsWebhooksRegistration & Payme
 
 /**
  * Options of `PaymentsWebhooksModule.registerAsync`: the structure (with the plug-ins the values may turn
- * on: `reconcile`, `transactions`; giving neither is deprecated, see `PaymentsReceiverPlugins`), and a
+ * on: `reconcile`, default true, and `transactions`, default false; see `PaymentsReceiverPlugins`), and a
  * factory of the values.
  */
 export interface PaymentsWebhooksModuleAsyncOptions extends PaymentsWebhooksRegistration, PaymentsReceiverPlugins {
@@ -55,58 +53,8 @@ export interface PaymentsWebhooksModuleAsyncOptions extends PaymentsWebhooksRegi
 /** The keys of `register(options)` that are structure; the rest are values. */
 export const STRUCTURE_KEYS = ['name', 'path', 'processing', 'worker', 'isGlobal', 'plugins'] as const;
 
-/** How `registerAsync`'s errors name a plug-in flag. */
-export const PLUGINS_NAMING: ReceiverPluginsNaming = {
-  option: (name: ReceiverPluginName) => `PaymentsWebhooksModule ${name}`,
-  value: (name: ReceiverPluginName) => `values.${name}`,
-  fix: (name: ReceiverPluginName) =>
-    `pass PaymentsWebhooksModule.registerAsync({ ..., ${name}: true }), or drop ${name} from the values`,
-};
-
-/** The registration with its defaults, checked at once (a bad structure fails before Nest builds anything). */
-export function registrationOf(options: PaymentsWebhooksRegistration): Required<
-  Omit<PaymentsWebhooksRegistration, 'isGlobal' | 'plugins'>
-> & {
-  isGlobal: boolean;
-  plugins: readonly PaymentsReceiverPlugin[] | undefined;
-} {
-  const name = options.name ?? DEFAULT_PAYMENTS_INSTANCE;
-  if (typeof name !== 'string' || !PAYMENTS_INSTANCE_NAME_PATTERN.test(name)) {
-    fail(
-      'PaymentsWebhooksModule name',
-      'must be 1 to 64 letters, digits, "-" or "_"',
-      'pass the name of the PaymentsModule instance, or omit it',
-    );
-  }
-  if (
-    options.path !== undefined &&
-    (typeof options.path !== 'string' || normaliseWebhooksPath(options.path) !== options.path.replace(/^\/+|\/+$/g, ''))
-  ) {
-    fail('PaymentsWebhooksModule path', 'must be a non-empty string', "pass a route such as 'payments/webhooks'");
-  }
-  const processing = options.processing ?? 'inline';
-  if (processing !== 'inline' && processing !== 'queue') {
-    fail(
-      'PaymentsWebhooksModule processing',
-      "must be 'inline' or 'queue'",
-      "pass 'queue' to answer once enqueued (BullMQ), or omit it",
-    );
-  }
-  return {
-    name,
-    path: normaliseWebhooksPath(options.path),
-    processing,
-    worker: options.worker !== false,
-    isGlobal: options.isGlobal !== false,
-    plugins: options.plugins,
-  };
-}
-
 /** The receiver options of `values` under the declared structure: the structure is never read from the values. */
-export function webhooksOptionsOf(
-  registration: ReturnType<typeof registrationOf>,
-  values: unknown,
-): Record<string, unknown> {
+export function webhooksOptionsOf(declaration: ReceiverDeclaration, values: unknown): Record<string, unknown> {
   if (!isObject(values)) {
     return fail(
       'PaymentsWebhooksModule values',
@@ -124,14 +72,14 @@ export function webhooksOptionsOf(
     }
   }
   const { queue, ...rest } = values;
-  if (registration.processing === 'queue' && queue === undefined) {
+  if (declaration.queued && queue === undefined) {
     fail(
       'PaymentsWebhooksModule values.queue',
       "is missing while processing is 'queue'",
       'return { queue: { connection } } from the values, or register with processing: inline',
     );
   }
-  if (registration.processing === 'inline' && queue !== undefined) {
+  if (!declaration.queued && queue !== undefined) {
     fail(
       'PaymentsWebhooksModule values.queue',
       "is set while processing is 'inline'",
@@ -140,8 +88,9 @@ export function webhooksOptionsOf(
   }
   return {
     ...rest,
-    path: registration.path,
-    processing:
-      registration.processing === 'queue' ? { queue: { ...(queue as object), worker: registration.worker } } : 'inline',
+    path: declaration.path,
+    processing: declaration.queued
+      ? { queue: { ...(queue as object), worker: declaration.worker !== false } }
+      : 'inline',
   };
 }

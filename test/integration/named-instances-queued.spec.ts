@@ -40,7 +40,7 @@ class QueuedHandlers {
     this.runs.push({ instance: 'default', eventId: event.id });
   }
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>): void {
     this.runs.push({ instance: 'eu', eventId: event.id });
   }
@@ -82,8 +82,7 @@ describe('two named instances, each with its own BullMQ queue and worker, on rea
         }),
         PaymentsModule.forRootAsync({
           name: 'eu',
-          webhooksPath: 'payments/eu',
-          webhooksProcessing: 'queue',
+          receiver: { path: 'payments/eu', processing: 'queue' },
           useFactory: () => ({
             apiKey: 'sk_test_queued_eu',
             environment: 'sandbox' as const,

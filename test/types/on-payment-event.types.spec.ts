@@ -78,11 +78,11 @@ describe('@OnPaymentEvent types', () => {
     ]);
   });
 
-  it("[W11] a misspelt event name does not compile with a trailing options object ({ name: 'eu' }) either", () => {
+  it("[W11] a misspelt event name does not compile with a trailing options object ({ instance: 'eu' }) either", () => {
     const file = 'misspelt-event-name-named.fixture.ts';
     expect(of(standard, file)).toEqual([
       expect.objectContaining({
-        line: sourceLine(file, "@OnPaymentEvent('payment_intent.succeded', { name: 'eu' })"),
+        line: sourceLine(file, "@OnPaymentEvent('payment_intent.succeded', { instance: 'eu' })"),
         code: 2345,
       }),
     ]);

@@ -12,6 +12,7 @@ import {
   PaymentsModule,
   PaymentsService,
   standardWebhooksVerifier,
+  type OnPaymentEventOptions,
   type PaymentsModuleOptions,
 } from '../../lib/index.js';
 import {
@@ -66,7 +67,7 @@ describe('named instances: boot', () => {
   it('refuses two instances with the same name, one of them async', async () => {
     const error = await bootError([
       PaymentsModule.forRoot({ name: 'eu', ...options('sk_test_a') }),
-      PaymentsModule.forRootAsync({ name: 'eu', webhooksPath: false, useFactory: () => options('sk_test_b') }),
+      PaymentsModule.forRootAsync({ name: 'eu', receiver: false, useFactory: () => options('sk_test_b') }),
     ]);
     expect(error.option).toBe('name');
     expect(error.message).toContain("'eu' is given to two PaymentsModule instances");
@@ -130,7 +131,7 @@ describe('named instances: boot', () => {
     (name) => {
       expect(() => PaymentsModule.forRoot({ name, ...options('sk_test_a') })).toThrow(PaymentsConfigurationError);
       expect(() =>
-        PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), webhooksPath: false }),
+        PaymentsModule.forRootAsync({ name, useFactory: () => options('sk_test_a'), receiver: false }),
       ).toThrow(/`name`/);
     },
   );
@@ -141,7 +142,7 @@ describe('named instances: boot', () => {
       PaymentsModule.forRootAsync({
         name: 'live',
         useFactory: async () => options('sk_live_key'),
-        webhooksPath: false,
+        receiver: false,
       }),
     ]);
     const live = moduleRef.get<PaymentsService>(getPaymentsServiceToken('live'));
@@ -165,7 +166,7 @@ describe('named instances: boot', () => {
 
   it('refuses a handler bound to a name no instance has (it would never run), naming the handler and the fix', async () => {
     class MisnamedHandlers {
-      @OnPaymentEvent('payment_intent.succeeded', { name: 'ue' })
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'ue' })
       paid(): void {}
     }
     const moduleRef = await Test.createTestingModule({
@@ -184,12 +185,12 @@ describe('named instances: boot', () => {
     expect((error as PaymentsConfigurationError).message).toContain("PaymentsModule.forRoot({ name: 'ue', ... })");
   });
 
-  it('registers a handler bound with { instance, handlerId } in that instance only, under its handlerId, as { name, id } did', async () => {
+  it('registers a handler bound with { instance, handlerId } in that instance only, under its handlerId', async () => {
     class EuropeHandlers {
       @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', handlerId: 'Europe.paid' })
       paid(): void {}
 
-      @OnPaymentEvent('payment_intent.succeeded', { name: 'eu', id: 'Europe.paidBefore' })
+      @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', handlerId: 'Europe.paidBefore' })
       paidBefore(): void {}
     }
     const moduleRef = await Test.createTestingModule({
@@ -226,18 +227,19 @@ describe('named instances: boot', () => {
     );
   });
 
-  it('accepts instance and the deprecated name together when they agree, and refuses them when they differ, naming the option', () => {
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'eu' })).not.toThrow();
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { instance: 'eu', name: 'us' })).toThrow(
-      "@OnPaymentEvent(): `instance` and its deprecated spelling 'name' are both given, with different values",
+  it('refuses the removed spelling name at once, naming it and instance', () => {
+    const options = { name: 'eu' } as unknown as OnPaymentEventOptions;
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(PaymentsConfigurationError);
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(
+      'Invalid PaymentsModule option `@OnPaymentEvent(type, { name })`: was the deprecated spelling of instance, and is removed. Fix: write @OnPaymentEvent(type, { instance: ... }) instead',
     );
   });
 
   it('refuses one method bound to two instances', () => {
     expect(() => {
       class TwoInstances {
-        @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
-        @OnPaymentEvent('payment_intent.cancelled', { name: 'us' })
+        @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
+        @OnPaymentEvent('payment_intent.cancelled', { instance: 'us' })
         paid(): void {}
       }
       return TwoInstances;
@@ -284,9 +286,9 @@ describe('parts: what an instance registers', () => {
     expect(moduleRef.get(getPaymentEventsQueueToken('eu'))).toBeInstanceOf(PaymentEventsQueue);
   });
 
-  it('forRootAsync({ webhooksProcessing: "inline" }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
+  it('forRootAsync({ receiver: { processing: "inline" } }) leaves the queue part out; a factory asking for a queue then fails the boot', async () => {
     const module = PaymentsModule.forRootAsync({
-      webhooksProcessing: 'inline',
+      receiver: { processing: 'inline' },
       useFactory: () =>
         options('sk_test_a', { verifier, processing: { queue: { connection: { lazyConnect: true }, worker: false } } }),
     });
@@ -297,7 +299,7 @@ describe('parts: what an instance registers', () => {
         (caught: unknown) => caught,
       );
     expect(error).toBeInstanceOf(PaymentsConfigurationError);
-    expect((error as PaymentsConfigurationError).option).toBe('webhooksProcessing');
+    expect((error as PaymentsConfigurationError).option).toBe('receiver.processing');
   });
 
   it('no provider an app can inject holds the API key: every export of the module is free of it', async () => {

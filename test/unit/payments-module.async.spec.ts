@@ -60,7 +60,7 @@ describe('forRootAsync and isGlobal', () => {
         imports: [KeyModule],
         inject: ['KEY'],
         useFactory: (key: string) => options(key),
-        webhooksPath: false,
+        receiver: false,
       }),
     ]);
     expect(await keySentBy(moduleRef.get(PaymentsService))).toBe('sk_test_factory');
@@ -73,7 +73,7 @@ describe('forRootAsync and isGlobal', () => {
         return options('sk_test_use_class');
       }
     }
-    const moduleRef = await boot([PaymentsModule.forRootAsync({ useClass: PaymentsConfig, webhooksPath: false })]);
+    const moduleRef = await boot([PaymentsModule.forRootAsync({ useClass: PaymentsConfig, receiver: false })]);
     expect(await keySentBy(moduleRef.get(PaymentsService))).toBe('sk_test_use_class');
   });
 
@@ -90,7 +90,7 @@ describe('forRootAsync and isGlobal', () => {
       PaymentsModule.forRootAsync({
         imports: [SharedConfigModule],
         useExisting: SharedPaymentsConfig,
-        webhooksPath: false,
+        receiver: false,
       }),
     ]);
     expect(await keySentBy(moduleRef.get(PaymentsService))).toBe('sk_test_use_existing');
@@ -119,7 +119,7 @@ describe('forRootAsync and isGlobal', () => {
           allowInsecureHttp: true,
           webhooks: false,
         }),
-        webhooksPath: false,
+        receiver: false,
       });
 
     it('reads the key, environment and base address from ConfigService', async () => {
@@ -166,7 +166,7 @@ describe('forRootAsync and isGlobal', () => {
 
     it('forRootAsync is global by default too', async () => {
       const moduleRef = await boot([
-        PaymentsModule.forRootAsync({ useFactory: () => options('sk_test_global'), webhooksPath: false }),
+        PaymentsModule.forRootAsync({ useFactory: () => options('sk_test_global'), receiver: false }),
         CheckoutModule,
       ]);
       expect(moduleRef.get(Checkout).payments).toBeInstanceOf(PaymentsService);
@@ -187,7 +187,7 @@ describe('forRootAsync and isGlobal', () => {
             PaymentsModule.forRootAsync({
               useFactory: () => options('sk_test_local'),
               isGlobal: false,
-              webhooksPath: false,
+              receiver: false,
             }),
             CheckoutModule,
           ],

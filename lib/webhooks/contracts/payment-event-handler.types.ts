@@ -39,16 +39,6 @@ export interface OnPaymentEventOptions {
    * changing it makes redeliveries run the handler again. 1-128 letters, digits, `.`, `_`, `-`.
    */
   handlerId?: string;
-  /**
-   * @deprecated Use `instance` (the same value; `name` read as the handler's name). Still accepted;
-   * giving both with different values is refused.
-   */
-  name?: string;
-  /**
-   * @deprecated Use `handlerId` (the same value; `id` read as the event's id). Still accepted;
-   * giving both with different values is refused.
-   */
-  id?: string;
 }
 
 /** One `@OnPaymentEvent` method, as discovered at boot. */

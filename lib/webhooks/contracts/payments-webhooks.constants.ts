@@ -29,8 +29,5 @@ export const PAYMENTS_WEBHOOKS_OPTIONS = Symbol('PAYMENTS_WEBHOOKS_OPTIONS');
  */
 export const PAYMENT_EVENTS_REGISTRY = Symbol('PAYMENT_EVENTS_REGISTRY');
 
-/** @deprecated Renamed `PAYMENT_EVENTS_REGISTRY` (beside `PAYMENT_EVENTS_DISPATCHER`): the same token. */
-export const PAYMENTS_EVENTS_REGISTRY = PAYMENT_EVENTS_REGISTRY;
-
 /** Token of the dispatcher of one instance (`PaymentEventsDispatch`), for the queue worker. */
 export const PAYMENT_EVENTS_DISPATCHER = Symbol('PAYMENT_EVENTS_DISPATCHER');

@@ -34,8 +34,6 @@ export const ON_PAYMENT_EVENT_MESSAGES = {
   notAMethod: 'is not a method: @OnPaymentEvent() decorates methods only',
   badInstanceName: "must be the non-empty name of a PaymentsModule instance, e.g. { instance: 'eu' }",
   badHandlerId: "must be 1 to 128 letters, digits, '.', '_' or '-', e.g. { handlerId: 'BillingPaymentListener.paid' }",
-  twoSpellings: (option: string, deprecated: string): string =>
-    `and its deprecated spelling '${deprecated}' are both given, with different values: keep '${option}' only`,
   badCurrent:
     "must be a boolean: { current: true } runs the handler only while the intent is in the event's state (docs/current-state.md)",
   twoInstanceNames:

@@ -111,14 +111,11 @@ export interface ResolvedWebhooksOptions {
  * The plug-ins an asynchronously configured receiver may use, declared beside its structure
  * (`forRootAsync({ receiver: { reconcile, transactions } })`, `PaymentsWebhooksModule.registerAsync({
  * reconcile, transactions })`): a plug-in's providers are registered before the options factory runs,
- * so only the declared ones are. Giving either flag declares both: `transactions` left out is `false`,
- * `reconcile` left out is `true` (reconciliation is on by default; the factory's `webhooks.reconcile:
- * false` turns it off, and so does the older `reconcile: false` here); a factory whose options turn on a
- * plug-in declared `false` fails the boot naming the flag. `forRoot` and `register` read them from the
- * values (the plug-ins whose option is set; reconciliation unless `webhooks.reconcile` is `false`).
- *
- * Giving neither is deprecated (kept until the next minor version, which reads it as neither plug-in):
- * both plug-ins' providers are registered and the factory's options decide whether they do anything.
+ * so only the declared ones are. `transactions` left out is `false`, `reconcile` left out is `true`
+ * (reconciliation is on by default; the factory's `webhooks.reconcile: false` turns it off, `reconcile:
+ * false` here leaves its providers out); a factory whose options turn on a plug-in declared (or left)
+ * `false` fails the boot naming the flag. `forRoot` and `register` read them from the values (the
+ * plug-ins whose option is set; reconciliation unless `webhooks.reconcile` is `false`).
  */
 export interface PaymentsReceiverPlugins {
   /** The transactional inbox (`webhooks.transactions`): `PaymentsInbox`. */

@@ -1,4 +1,4 @@
-import { PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
+import { PaymentsConfigurationError, PaymentsInvalidArgumentError } from '../../errors/payments.errors.js';
 import {
   PAYMENT_EVENT_HANDLER_METADATA,
   PAYMENT_EVENT_HANDLER_OPTIONS_METADATA,
@@ -94,52 +94,29 @@ export function OnPaymentEvent<
   };
 }
 
-/**
- * The options with `instance` and `handlerId` read from either spelling (the deprecated `name` and
- * `id` still work; both spellings with different values are refused, naming the option), checked, and
- * stored under both spellings so that a reader of either sees the same value.
- */
+/** The spellings `@OnPaymentEvent` no longer reads, and the option each was. */
+const REMOVED_SPELLINGS = { name: 'instance', id: 'handlerId' } as const;
+
+/** The options, checked (a removed spelling, `name` or `id`, fails naming the one to write). */
 function checkedOptions(options: OnPaymentEventOptions): OnPaymentEventOptions {
-  const instance = eitherSpelling(options, 'instance', 'name');
-  const handlerId = eitherSpelling(options, 'handlerId', 'id');
-  if (instance !== undefined && (typeof instance.value !== 'string' || instance.value === '')) {
-    throw new PaymentsInvalidArgumentError(
-      '@OnPaymentEvent()',
-      instance.key,
-      ON_PAYMENT_EVENT_MESSAGES.badInstanceName,
-    );
+  for (const [removed, option] of Object.entries(REMOVED_SPELLINGS)) {
+    if ((options as Record<string, unknown>)[removed] !== undefined) {
+      throw new PaymentsConfigurationError(
+        `@OnPaymentEvent(type, { ${removed} })`,
+        `was the deprecated spelling of ${option}, and is removed`,
+        `write @OnPaymentEvent(type, { ${option}: ... }) instead`,
+      );
+    }
   }
-  if (handlerId !== undefined && (typeof handlerId.value !== 'string' || !HANDLER_ID_PATTERN.test(handlerId.value))) {
-    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', handlerId.key, ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
+  const { instance, handlerId } = options as { instance?: unknown; handlerId?: unknown };
+  if (instance !== undefined && (typeof instance !== 'string' || instance === '')) {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'instance', ON_PAYMENT_EVENT_MESSAGES.badInstanceName);
+  }
+  if (handlerId !== undefined && (typeof handlerId !== 'string' || !HANDLER_ID_PATTERN.test(handlerId))) {
+    throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'handlerId', ON_PAYMENT_EVENT_MESSAGES.badHandlerId);
   }
   if (options.current !== undefined && typeof options.current !== 'boolean') {
     throw new PaymentsInvalidArgumentError('@OnPaymentEvent()', 'current', ON_PAYMENT_EVENT_MESSAGES.badCurrent);
   }
-  const checked: OnPaymentEventOptions = { ...options };
-  if (instance !== undefined) {
-    checked.instance = checked.name = instance.value as string;
-  }
-  if (handlerId !== undefined) {
-    checked.handlerId = checked.id = handlerId.value as string;
-  }
-  return checked;
-}
-
-/** The value of `option` or of its deprecated spelling, and which key gave it; refuses two different values. */
-function eitherSpelling(
-  options: OnPaymentEventOptions,
-  option: 'instance' | 'handlerId',
-  deprecated: 'name' | 'id',
-): { key: string; value: unknown } | undefined {
-  const current: unknown = options[option];
-  const old: unknown = options[deprecated];
-  if (current !== undefined && old !== undefined && current !== old) {
-    throw new PaymentsInvalidArgumentError(
-      '@OnPaymentEvent()',
-      option,
-      ON_PAYMENT_EVENT_MESSAGES.twoSpellings(option, deprecated),
-    );
-  }
-  if (current !== undefined) return { key: option, value: current };
-  return old === undefined ? undefined : { key: deprecated, value: old };
+  return { ...options };
 }

@@ -35,11 +35,3 @@ export class PaymentEventsEnqueuer implements PaymentEventsProcessor {
     }
   }
 }
-
-/**
- * @deprecated Renamed `PaymentEventsEnqueuer`: it only enqueues (in `@nestjs/bullmq` a processor
- * consumes jobs). The same class; this alias goes in the next major version.
- */
-export const PaymentEventsQueueProcessor = PaymentEventsEnqueuer;
-/** @deprecated Renamed `PaymentEventsEnqueuer`. */
-export type PaymentEventsQueueProcessor = PaymentEventsEnqueuer;

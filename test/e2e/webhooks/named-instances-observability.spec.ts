@@ -49,7 +49,7 @@ class Handlers {
   @OnPaymentEvent('payment_intent.succeeded')
   paid(): void {}
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>): void {
     if ((event.metadata as Record<string, unknown> | null)?.['fail'] === 'always') throw new Error('asked to fail');
   }

@@ -71,7 +71,7 @@ class AccountHandlers {
     this.runs.push({ handler: 'default', eventId: event.id });
   }
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   async euPaid(event: PaymentEvent<'payment_intent.succeeded'>, ctx: PaymentEventContext): Promise<void> {
     await ctx.retrieveIntent();
     this.runs.push({ handler: 'eu', eventId: event.id });
@@ -132,7 +132,7 @@ describe.each(['express', 'fastify'] as const)('two named instances in one app o
         // The named instance through forRootAsync: name and route are static, the rest comes from the factory.
         PaymentsModule.forRootAsync({
           name: 'eu',
-          webhooksPath: EU_PATH,
+          receiver: { path: EU_PATH },
           useFactory: async () => ({
             apiKey: EU_KEY,
             environment: 'sandbox' as const,

@@ -42,7 +42,7 @@ class Handlers {
     runs.push({ handler: 'paid', id: event.id });
   }
 
-  @OnPaymentEvent('payment_intent.succeeded', { name: 'eu' })
+  @OnPaymentEvent('payment_intent.succeeded', { instance: 'eu' })
   paidInEurope(event: PaymentEvent<'payment_intent.succeeded'>): void {
     runs.push({ handler: 'paidInEurope', id: event.id });
   }

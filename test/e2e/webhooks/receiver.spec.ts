@@ -698,13 +698,13 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       }
     });
 
-    it('forRootAsync registers the route at the static webhooksPath', async () => {
+    it('forRootAsync registers the route at the static receiver.path', async () => {
       const asyncApp = await startWebhookApp({
         adapter,
         logger,
         providers: PAYMENT_HANDLER_FIXTURES,
         payments: PaymentsModule.forRootAsync({
-          webhooksPath: 'async/hooks',
+          receiver: { path: 'async/hooks' },
           useFactory: async () => fixtureOptions({ path: 'async/hooks' }),
         }),
       });
@@ -717,7 +717,7 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
       }
     });
 
-    it('forRootAsync fails at boot, naming webhooksPath, when the factory asks for another path', async () => {
+    it('forRootAsync fails at boot, naming receiver.path, when the factory asks for another path', async () => {
       await expect(
         startWebhookApp({
           adapter,
@@ -725,7 +725,7 @@ describe.each(['express', 'fastify'] as const)('webhook receiver on %s', (adapte
           payments: PaymentsModule.forRootAsync({ useFactory: async () => fixtureOptions({ path: 'elsewhere' }) }),
         }),
       ).rejects.toThrow(
-        expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'webhooksPath' }) as unknown as Error,
+        expect.objectContaining({ name: 'PaymentsConfigurationError', option: 'receiver.path' }) as unknown as Error,
       );
     });
 

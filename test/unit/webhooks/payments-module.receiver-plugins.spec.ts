@@ -25,7 +25,7 @@ import { fixtureOptions } from '../../fixtures/webhooks/webhook-app.fixture.js';
  * An app registers the providers of the receiver's plug-ins it uses, and no other (issue 30, item 1):
  * `forRoot` / `register` read them from the options; `forRootAsync` / `registerAsync` from flags declared
  * beside the structure (`receiver: { reconcile, transactions }`), a factory that turns on an undeclared
- * one failing the boot; without the flags (deprecated), both are registered as before.
+ * one failing the boot; without the flags, reconciliation only (the inbox needs `transactions: true`).
  */
 let moduleRef: TestingModule | undefined;
 beforeAll(() => Logger.overrideLogger(new CapturingLogger()));
@@ -207,26 +207,48 @@ describe('forRootAsync({ receiver: { reconcile, transactions } }): the plug-ins 
     ).toThrow(/`receiver.reconcile`: must be a boolean, got string/);
   });
 
-  it('deprecated: without either flag both are registered as before, and the factory decides', async () => {
-    const module = PaymentsModule.forRootAsync({
-      receiver: { path: 'hooks' },
-      useFactory: () => fixtureOptions({ reconcile: false }),
-    });
-    expect(tokensOf(module)).toEqual(expect.arrayContaining([PaymentsInbox, PaymentsReconciler, IntentWatchStore]));
-    const idle = await boot(module);
-    expect(idle.get(PaymentsReconciler)).toBeInstanceOf(PaymentsReconciler);
-    expect(idle.get(PAYMENTS_DISPATCH_PLUGINS, { strict: false })).toEqual([]);
-    await idle.close();
-    moduleRef = undefined;
-    // The deprecated webhooksPath spelling too, with a factory that turns both on.
+  it('without either flag: reconciliation is registered (on by default), the inbox is not', async () => {
+    for (const receiver of [{ path: 'hooks' }, undefined]) {
+      const module = PaymentsModule.forRootAsync({
+        receiver,
+        useFactory: () => fixtureOptions({ ...(receiver ? { path: 'hooks' } : {}), reconcile }),
+      });
+      expect(tokensOf(module)).toEqual(expect.arrayContaining([PaymentsReconciler, IntentWatchStore]));
+      expect(tokensOf(module)).not.toContain(PaymentsInbox);
+      const app = await boot(module);
+      expect(app.get(PaymentsReconciler)).toBeInstanceOf(PaymentsReconciler);
+      const plugins = app.get<Array<{ name: string }>>(PAYMENTS_DISPATCH_PLUGINS, { strict: false });
+      expect(plugins.map((plugin) => plugin.name)).toEqual(['reconciliation']);
+      await app.close();
+      moduleRef = undefined;
+    }
+  });
+
+  it("without either flag, the factory's webhooks.reconcile: false turns reconciliation off", async () => {
     const app = await boot(
       PaymentsModule.forRootAsync({
-        webhooksPath: 'hooks',
-        useFactory: () => fixtureOptions({ reconcile, transactions: { runner } }),
+        receiver: { path: 'hooks' },
+        useFactory: () => fixtureOptions({ path: 'hooks', reconcile: false }),
       }),
     );
-    const plugins = app.get<Array<{ name: string }>>(PAYMENTS_DISPATCH_PLUGINS, { strict: false });
-    expect(plugins.map((plugin) => plugin.name)).toEqual(['inbox', 'reconciliation']);
+    expect(app.get(PAYMENTS_DISPATCH_PLUGINS, { strict: false })).toEqual([]);
+  });
+
+  it('without either flag, a factory that sets webhooks.transactions fails the boot, naming receiver.transactions and the fix', async () => {
+    for (const receiver of [{ path: 'hooks' }, undefined]) {
+      await expect(
+        Test.createTestingModule({
+          imports: [
+            PaymentsModule.forRootAsync({
+              receiver,
+              useFactory: () => fixtureOptions({ ...(receiver ? { path: 'hooks' } : {}), transactions: { runner } }),
+            }),
+          ],
+        }).compile(),
+      ).rejects.toThrow(
+        "Invalid PaymentsModule option `receiver.transactions`: is not declared, but the options factory sets webhooks.transactions (a plug-in's providers are registered before the factory runs). Fix: pass PaymentsModule.forRootAsync({ receiver: { ..., transactions: true }, ... }), or drop webhooks.transactions from the factory",
+      );
+    }
   });
 });
 
@@ -257,6 +279,22 @@ describe('PaymentsWebhooksModule.registerAsync({ reconcile, transactions })', ()
       }).compile(),
     ).rejects.toThrow(
       'Invalid PaymentsModule option `PaymentsWebhooksModule reconcile`: is not declared, but the options factory sets values.reconcile',
+    );
+  });
+
+  it('without either flag: reconciliation is registered, the inbox is not, and values.transactions fails the boot naming the flag', async () => {
+    const module = PaymentsWebhooksModule.registerAsync({ useFactory: () => ({ verifier, reconcile }) });
+    expect(tokensOf(module)).toEqual(expect.arrayContaining([PaymentsReconciler, IntentWatchStore]));
+    expect(tokensOf(module)).not.toContain(PaymentsInbox);
+    await expect(
+      Test.createTestingModule({
+        imports: [
+          PaymentsModule.forRoot(client),
+          PaymentsWebhooksModule.registerAsync({ useFactory: () => ({ verifier, transactions: { runner } }) }),
+        ],
+      }).compile(),
+    ).rejects.toThrow(
+      "Invalid PaymentsModule option `PaymentsWebhooksModule transactions`: is not declared, but the options factory sets values.transactions (a plug-in's providers are registered before the factory runs). Fix: pass PaymentsWebhooksModule.registerAsync({ ..., transactions: true }), or drop transactions from the values",
     );
   });
 });

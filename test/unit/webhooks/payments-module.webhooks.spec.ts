@@ -73,41 +73,50 @@ describe('PaymentsModule webhook wiring', () => {
     );
   });
 
-  it('forRootAsync: a factory path that differs from webhooksPath fails at boot, naming webhooksPath and the fix', async () => {
+  it('forRootAsync: a factory path that differs from receiver.path fails at boot, naming receiver.path and the fix', async () => {
     const attempt = Test.createTestingModule({
       imports: [
-        PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) }),
+        PaymentsModule.forRootAsync({
+          receiver: { path: 'hooks' },
+          useFactory: () => fixtureOptions({ path: '/other/' }),
+        }),
       ],
     }).compile();
     await expect(attempt).rejects.toThrow(PaymentsConfigurationError);
     await expect(
       Test.createTestingModule({
         imports: [
-          PaymentsModule.forRootAsync({ webhooksPath: 'hooks', useFactory: () => fixtureOptions({ path: '/other/' }) }),
+          PaymentsModule.forRootAsync({
+            receiver: { path: 'hooks' },
+            useFactory: () => fixtureOptions({ path: '/other/' }),
+          }),
         ],
       }).compile(),
     ).rejects.toThrow(
-      "Invalid PaymentsModule option `webhooksPath`: is 'hooks', but the options factory sets webhooks.path 'other'",
+      "Invalid PaymentsModule option `receiver.path`: is 'hooks', but the options factory sets webhooks.path 'other'",
     );
   });
 
-  it('forRootAsync: a factory path equal to webhooksPath (slashes aside) boots', async () => {
+  it('forRootAsync: a factory path equal to receiver.path (slashes aside) boots', async () => {
     moduleRef = await Test.createTestingModule({
       imports: [
-        PaymentsModule.forRootAsync({ webhooksPath: '/hooks/', useFactory: () => fixtureOptions({ path: 'hooks' }) }),
+        PaymentsModule.forRootAsync({
+          receiver: { path: '/hooks/' },
+          useFactory: () => fixtureOptions({ path: 'hooks' }),
+        }),
       ],
     }).compile();
     expect(moduleRef.get(IdempotencyStore)).toBeDefined();
   });
 
-  it('forRootAsync: webhooksPath false with a factory path fails at boot, naming webhooksPath', async () => {
+  it('forRootAsync: receiver false with a factory path fails at boot, naming receiver', async () => {
     await expect(
       Test.createTestingModule({
         imports: [
-          PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions({ path: 'hooks' }) }),
+          PaymentsModule.forRootAsync({ receiver: false, useFactory: () => fixtureOptions({ path: 'hooks' }) }),
         ],
       }).compile(),
-    ).rejects.toThrow(expect.objectContaining({ option: 'webhooksPath' }) as unknown as Error);
+    ).rejects.toThrow(expect.objectContaining({ option: 'receiver' }) as unknown as Error);
   });
 
   it('builds a separate controller class per path, each marked as the payments webhook route', () => {
@@ -125,8 +134,8 @@ describe('PaymentsModule webhook wiring', () => {
   it('registers no controller with webhooks: false, and one with webhooks on', () => {
     expect(PaymentsModule.forRoot(fixtureOptions(false)).controllers).toEqual([]);
     expect(PaymentsModule.forRoot(fixtureOptions()).controllers).toHaveLength(1);
-    expect(
-      PaymentsModule.forRootAsync({ webhooksPath: false, useFactory: () => fixtureOptions() }).controllers,
-    ).toEqual([]);
+    expect(PaymentsModule.forRootAsync({ receiver: false, useFactory: () => fixtureOptions() }).controllers).toEqual(
+      [],
+    );
   });
 });

@@ -5,7 +5,6 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import {
   OnPaymentEvent,
   PaymentsConfigurationError,
-  PaymentsInvalidArgumentError,
   PaymentsModule,
   standardWebhooksVerifier,
   type OnPaymentEventOptions,
@@ -74,10 +73,10 @@ describe('two handler classes with one class name', () => {
     expect(message).not.toContain('two instances of');
   });
 
-  it('both run when the second has its own id; the first keeps ClassName.method (its stored keys stay valid)', async () => {
+  it('both run when the second has its own handlerId; the first keeps ClassName.method (its stored keys stay valid)', async () => {
     const moduleRef = await boot(
       paymentListener('billing'),
-      paymentListener('shipping', { id: 'ShippingPaymentListener.paid' }),
+      paymentListener('shipping', { handlerId: 'ShippingPaymentListener.paid' }),
     );
     const dispatcher = moduleRef.get(PaymentEventsDispatcher);
     const result = await dispatcher.dispatch(createPaymentEvent('payment_intent.succeeded'), {
@@ -91,33 +90,15 @@ describe('two handler classes with one class name', () => {
     expect(runs.sort()).toEqual(['billing', 'shipping']);
   });
 
-  it('refuses an id that is not a short name', () => {
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { id: 'a b:c' })).toThrow(PaymentsInvalidArgumentError);
-  });
-
-  it('both run when the second has its own handlerId, as with the deprecated id', async () => {
-    const moduleRef = await boot(
-      paymentListener('billing'),
-      paymentListener('shipping', { handlerId: 'ShippingPaymentListener.paid' }),
-    );
-    const result = await moduleRef
-      .get(PaymentEventsDispatcher)
-      .dispatch(createPaymentEvent('payment_intent.succeeded'), { receivedAt: new Date() });
-    expect(result.handlers.map((handler) => handler.handler).sort()).toEqual([
-      'PaymentListener.paid',
-      'ShippingPaymentListener.paid',
-    ]);
-    expect(runs.sort()).toEqual(['billing', 'shipping']);
-  });
-
   it('refuses a handlerId that is not a short name, naming handlerId', () => {
     expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'a b:c' })).toThrow('`handlerId` must be');
   });
 
-  it('accepts handlerId and the deprecated id together when they agree, and refuses them when they differ, naming the option', () => {
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'A.paid', id: 'A.paid' })).not.toThrow();
-    expect(() => OnPaymentEvent('payment_intent.succeeded', { handlerId: 'A.paid', id: 'B.paid' })).toThrow(
-      "@OnPaymentEvent(): `handlerId` and its deprecated spelling 'id' are both given, with different values",
+  it('refuses the removed spelling id at once, naming it and handlerId', () => {
+    const options = { id: 'A.paid' } as unknown as OnPaymentEventOptions;
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(PaymentsConfigurationError);
+    expect(() => OnPaymentEvent('payment_intent.succeeded', options)).toThrow(
+      'Invalid PaymentsModule option `@OnPaymentEvent(type, { id })`: was the deprecated spelling of handlerId, and is removed. Fix: write @OnPaymentEvent(type, { handlerId: ... }) instead',
     );
   });
 });
