@@ -2,13 +2,24 @@ import type { InjectionToken, ModuleMetadata, Provider } from '@nestjs/common';
 import { PaymentsConfigurationError } from '../errors/payments.errors.js';
 import { PAYMENTS_DISPATCH_PLUGINS, type PaymentsDispatchPlugin } from './contracts/dispatch-plugin.interface.js';
 import type { IntentWatchStore } from './contracts/intent-watch-store.interface.js';
-import type { PaymentsReceiverPlugin, PaymentsValuesPlugin } from './contracts/payments-receiver-plugin.interface.js';
+import type {
+  PaymentsPluginOptionContext,
+  PaymentsReceiverPlugin,
+} from './contracts/payments-receiver-plugin.interface.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from './contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { deliveryListenerHooks, deliveryListenerPlugin } from './journal/delivery-listener.plugin.js';
+import {
+  deliveryListenerHooks,
+  deliveryListenerPlugin,
+  resolveDeliveryListener,
+} from './journal/delivery-listener.plugin.js';
+import { paymentsQueuePlugin } from './queue/payments-queue.plugin.js';
+import { resolveProcessing } from './queue/payments-queue.validator.js';
+import { resolveReconcileOptions } from './reconcile/payments-reconcile.validator.js';
 import { reconciliationHooks, reconciliationPlugin } from './reconcile/reconciliation.plugin.js';
 import { TransactionalHandlersCheck } from './transactional/transactional-handlers.check.js';
 import type { PaymentsInbox } from './transactional/payments-inbox.js';
+import { resolveTransactionsOptions } from './transactional/payments-transactions.options.js';
 import { transactionalInboxHooks, transactionalInboxPlugin } from './transactional/transactional-inbox.plugin.js';
 
 export { intentWatchStoreFor } from './reconcile/reconciliation.plugin.js';
@@ -26,22 +37,50 @@ export type ReceiverPluginName = 'transactions' | 'reconcile';
 /** Which built-in plug-ins a receiver registers: `true` registered, `false` not. */
 export type ReceiverPluginsSpec = Record<ReceiverPluginName, boolean>;
 
+/** The receiver instance a built-in plug-in is made for, as its declaration says. */
+export interface ReceiverPluginInstance {
+  /** The instance name (`'default'` when unnamed). */
+  readonly name: string;
+  readonly unnamed: boolean;
+  /** `processing: 'queue'`: the queue plug-in; and whether it runs a worker. */
+  readonly queued: boolean;
+  readonly worker?: boolean;
+}
+
 /** Each flag's plug-in, and what a receiver without it registers instead (its one boot check). */
-const BUILT_IN: Record<ReceiverPluginName, { plugin: () => PaymentsValuesPlugin; without?: Provider[] }> = {
+const BUILT_IN: Record<
+  ReceiverPluginName,
+  { plugin: (instance: ReceiverPluginInstance) => PaymentsReceiverPlugin; without?: Provider[] }
+> = {
   transactions: { plugin: transactionalInboxPlugin, without: [TransactionalHandlersCheck] },
   reconcile: { plugin: reconciliationPlugin },
 };
 
 const PLUGIN_NAMES = Object.keys(BUILT_IN) as ReceiverPluginName[];
 
-/** The built-in plug-ins every receiver has, whose options decide at boot whether they do anything. */
-const ALWAYS: ReadonlyArray<() => PaymentsValuesPlugin> = [deliveryListenerPlugin];
+/**
+ * The receiver values the built-in plug-ins read (which an async options factory may supply), each
+ * checked by its own feature's resolver; `validateWebhooksOptions` loops over them.
+ */
+const VALUES: ReadonlyArray<{
+  option: 'transactions' | 'reconcile' | 'deliveryListener' | 'processing';
+  resolve(raw: unknown, receiver: PaymentsPluginOptionContext): unknown;
+}> = [
+  { option: 'processing', resolve: resolveProcessing },
+  { option: 'deliveryListener', resolve: resolveDeliveryListener },
+  { option: 'transactions', resolve: resolveTransactionsOptions },
+  { option: 'reconcile', resolve: resolveReconcileOptions },
+];
 
-/** Every built-in plug-in turned on by a value, whose validator checks that value (`validateWebhooksOptions`). */
-export const VALUES_PLUGINS: readonly PaymentsValuesPlugin[] = Object.freeze([
-  ...PLUGIN_NAMES.map((name) => BUILT_IN[name].plugin()),
-  ...ALWAYS.map((plugin) => plugin()),
-]);
+/** The built-in plug-ins' values of `raw` (a receiver's options), each checked by its feature. */
+export function resolvePluginValues(
+  raw: Record<string, unknown>,
+  receiver: PaymentsPluginOptionContext,
+): Record<string, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const { option, resolve } of VALUES) values[option] = resolve(raw[option], receiver);
+  return values;
+}
 
 /** Whether a `webhooks.<plug-in>` value turns the plug-in on (`false` and a missing value do not). */
 const isOn = (value: unknown): boolean => value !== undefined && value !== false;
@@ -79,16 +118,19 @@ export function declaredReceiverPlugins(
 }
 
 /**
- * The plug-in objects of a receiver: the built-ins `spec` turns on, the ones every receiver has, then the
- * app's own (`plugins`), in the order their hooks run. Two plug-ins of one name fail the boot.
+ * The plug-in objects of a receiver: the queue when it is queued, the built-ins `spec` turns on, the
+ * delivery listener (every receiver has it: its value decides at boot), then the app's own (`plugins`),
+ * in the order their hooks run. Two plug-ins of one name, or two with a processor, fail the boot.
  */
 export function receiverPluginsFor(
   spec: ReceiverPluginsSpec,
+  instance: ReceiverPluginInstance,
   own: readonly PaymentsReceiverPlugin[] = [],
 ): PaymentsReceiverPlugin[] {
   const plugins = [
-    ...PLUGIN_NAMES.filter((name) => spec[name]).map((name) => BUILT_IN[name].plugin()),
-    ...ALWAYS.map((plugin) => plugin()),
+    ...(instance.queued ? [paymentsQueuePlugin(instance)] : []),
+    ...PLUGIN_NAMES.filter((name) => spec[name]).map((name) => BUILT_IN[name].plugin(instance)),
+    deliveryListenerPlugin(),
     ...checkedPlugins(own),
   ];
   const names = new Set<string>();
@@ -101,6 +143,14 @@ export function receiverPluginsFor(
       );
     }
     names.add(plugin.name);
+  }
+  const processing = plugins.filter((plugin) => plugin.processor !== undefined);
+  if (processing.length > 1) {
+    throw new PaymentsConfigurationError(
+      'plugins',
+      `holds two plug-ins that process events (${processing.map((plugin) => plugin.name).join(', ')})`,
+      "keep one: a receiver's events go through one processor (processing: 'queue' is the queue plug-in's)",
+    );
   }
   return plugins;
 }
@@ -126,7 +176,9 @@ function checkedPlugins(own: unknown): readonly PaymentsReceiverPlugin[] {
             ? 'has hooks without a useFactory'
             : record.providers !== undefined && !Array.isArray(record.providers)
               ? 'has providers that are not an array'
-              : undefined;
+              : record.processor !== undefined && !record.providers?.some((p) => providerToken(p) === record.processor)
+                ? 'has a processor that is none of its providers'
+                : undefined;
     if (fault !== undefined) {
       throw new PaymentsConfigurationError(
         `plugins[${index}]`,
@@ -137,6 +189,10 @@ function checkedPlugins(own: unknown): readonly PaymentsReceiverPlugin[] {
   });
   return own as PaymentsReceiverPlugin[];
 }
+
+/** The token a provider is registered under (a class is its own). */
+const providerToken = (provider: Provider): unknown =>
+  typeof provider === 'function' ? provider : (provider as { provide?: unknown }).provide;
 
 /** How the errors of one registration name a plug-in's flag, its value and the fix. */
 export interface ReceiverPluginsNaming {
@@ -172,15 +228,19 @@ export function checkReceiverPlugins(
 }
 
 /**
- * What the plug-ins of a receiver register: each one's imports and providers (and, for the unnamed
- * instance, its exports), what a receiver without a built-in registers instead, and the dispatcher's
- * list of hooks (`PAYMENTS_DISPATCH_PLUGINS`), built once at boot from each plug-in's `hooks`.
+ * What the plug-ins of a receiver register: each one's imports, providers and exports, what a receiver
+ * without a built-in registers instead, the dispatcher's list of hooks (`PAYMENTS_DISPATCH_PLUGINS`),
+ * built once at boot from each plug-in's `hooks`, and the processor a plug-in brings (else none: inline).
  */
 export function createReceiverPluginsPart(
   plugins: readonly PaymentsReceiverPlugin[],
   spec: ReceiverPluginsSpec,
-  unnamed: boolean,
-): { imports: NonNullable<ModuleMetadata['imports']>; providers: Provider[]; exports: InjectionToken[] } {
+): {
+  imports: NonNullable<ModuleMetadata['imports']>;
+  providers: Provider[];
+  exports: InjectionToken[];
+  processor: InjectionToken | undefined;
+} {
   const hooked = plugins.filter((plugin) => plugin.hooks !== undefined);
   const inject = hooked.flatMap((plugin) => plugin.hooks!.inject ?? []);
   const providers: Provider[] = [
@@ -204,7 +264,8 @@ export function createReceiverPluginsPart(
   return {
     imports: plugins.flatMap((plugin) => [...(plugin.imports ?? [])]),
     providers,
-    exports: unnamed ? plugins.flatMap((plugin) => [...(plugin.exports ?? [])]) : [],
+    exports: plugins.flatMap((plugin) => [...(plugin.exports ?? [])]),
+    processor: plugins.find((plugin) => plugin.processor !== undefined)?.processor,
   };
 }
 

@@ -25,8 +25,6 @@ import {
   PAYMENTS_WEBHOOKS_OPTIONS,
 } from './contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { PaymentEventsEnqueuer } from './queue/payment-events.enqueuer.js';
-import { createPaymentsQueuePart } from './queue/payments-queue.providers.js';
 import { IdempotencyStore } from './contracts/idempotency-store.interface.js';
 import {
   checkReceiverPlugins,
@@ -139,16 +137,16 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   providers: Provider[];
   exports: InjectionToken[];
 } {
-  const queue = spec.queued ? createPaymentsQueuePart(spec.name, spec.worker) : undefined;
   const registryToken = getPaymentEventsRegistryToken(spec.name);
+  const unnamed = registryToken === PaymentEventsRegistry;
   const plugins = createReceiverPluginsPart(
-    receiverPluginsFor(spec.plugins, spec.own),
+    receiverPluginsFor(spec.plugins, { name: spec.name, unnamed, queued: spec.queued, worker: spec.worker }, spec.own),
     spec.plugins,
-    registryToken === PaymentEventsRegistry,
   );
+  // Inline unless a plug-in processes events itself (the queue: enqueued, then answered).
   const processor: Provider = {
     provide: PaymentEventsProcessor,
-    useExisting: spec.queued ? PaymentEventsEnqueuer : InlinePaymentEventsProcessor,
+    useExisting: plugins.processor ?? InlinePaymentEventsProcessor,
   };
   const providers: Provider[] = [
     {
@@ -177,20 +175,20 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     WebhookDeliveryChecks,
     PaymentsWebhookReceiver,
     WebhookRawBodyReader,
-    ...(queue ? queue.providers : []),
   ];
   const receiverToken = getPaymentsWebhookReceiverToken(spec.name);
-  const exports: InjectionToken[] =
-    registryToken === PaymentEventsRegistry
+  const exports: InjectionToken[] = [
+    ...(unnamed
       ? [
           PaymentEventsRegistry,
           PaymentEventsDispatcher,
           PaymentEventsProcessor,
           IdempotencyStore,
           PaymentsWebhookReceiver,
-          ...plugins.exports,
         ]
-      : [registryToken, receiverToken];
+      : [registryToken, receiverToken]),
+    ...plugins.exports,
+  ];
   // The unnamed instance alone provides the class token: `app.get(PaymentEventsRegistry)` is never another instance's.
   providers.push({ provide: registryToken, useExisting: PAYMENT_EVENTS_REGISTRY });
   // The same for the receiver: a named instance's is `getPaymentsWebhookReceiverToken(name)`.
@@ -200,6 +198,6 @@ export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
     imports: plugins.imports,
     controllers: [createPaymentsWebhookController(spec.path)],
     providers,
-    exports: [...exports, ...(queue ? queue.exports : [])],
+    exports,
   };
 }

@@ -7,8 +7,7 @@ import { isDefaultPaymentsInstance, paymentsInstanceKeyPrefix } from '../core/pa
 import { isUuid } from '../core/payments.uuid.js';
 import { fail, isObject, kind, limit } from '../errors/payments-option.checks.js';
 import type { ResolvedWebhooksOptions } from './contracts/payments-webhooks.options.js';
-import { validateProcessingQueue } from './queue/payments-queue.validator.js';
-import { VALUES_PLUGINS } from './payments-webhooks.plugins.js';
+import { resolvePluginValues } from './payments-webhooks.plugins.js';
 import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';
 
 /**
@@ -107,11 +106,6 @@ export function validateWebhooksOptions(
     );
   }
 
-  const processing: ResolvedWebhooksOptions['processing'] =
-    raw.processing === undefined || raw.processing === 'inline'
-      ? 'inline'
-      : validateProcessingQueue(raw.processing, instance);
-
   return {
     storeKeyPrefix: paymentsInstanceKeyPrefix(instance),
     ...(isDefaultPaymentsInstance(instance) ? {} : { instance }),
@@ -125,21 +119,8 @@ export function validateWebhooksOptions(
     maxBodyBytes: limit(raw.maxBodyBytes, 'webhooks.maxBodyBytes', 1_048_576, { min: 1 }),
     bodyTimeoutMs: limit(raw.bodyTimeoutMs, 'webhooks.bodyTimeoutMs', 10_000, { min: 1 }),
     requireHttps: (raw.requireHttps as boolean | undefined) ?? environment === 'production',
-    processing,
     currentState: raw.currentState === true,
-    // Each plug-in turned on by a value checks its own (transactions, reconcile, deliveryListener).
-    ...pluginValuesOf(raw, environment, instance),
+    // Each built-in plug-in's value, checked by its feature (processing, deliveryListener, transactions, reconcile).
+    ...resolvePluginValues(raw, { environment, instance }),
   } as ResolvedWebhooksOptions;
-}
-
-function pluginValuesOf(
-  raw: Record<string, unknown>,
-  environment: 'sandbox' | 'production',
-  instance: string,
-): Record<string, unknown> {
-  const values: Record<string, unknown> = {};
-  for (const plugin of VALUES_PLUGINS) {
-    values[plugin.option] = plugin.resolveOption(raw[plugin.option], { environment, instance });
-  }
-  return values;
 }

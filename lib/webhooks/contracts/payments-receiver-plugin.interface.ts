@@ -13,7 +13,7 @@ export interface PaymentsPluginReceiverOptions {
   readonly storeKeyPrefix: string;
 }
 
-/** Where a plug-in's option is checked: the receiver it belongs to. */
+/** Where a built-in plug-in's value (`webhooks.<option>`) is checked: the receiver it belongs to. */
 export interface PaymentsPluginOptionContext {
   /** The receiver's instance (`'default'` when unnamed). */
   readonly instance: string;
@@ -39,10 +39,16 @@ export interface PaymentsReceiverPlugin {
   /** Providers registered in the receiver's module, beside the receiver's own (they can inject them). */
   readonly providers?: readonly Provider[];
   /**
-   * Tokens of `providers` the receiver's module exports. Exported by the unnamed instance only: a class
-   * token exported by two instances would be ambiguous.
+   * Tokens of `providers` the receiver's module exports. Two instances that export one class token make
+   * it ambiguous: a plug-in of a named instance exports tokens of its own (as `getPaymentEventsQueueToken(name)`).
    */
   readonly exports?: readonly InjectionToken[];
+  /**
+   * A provider of `providers` that processes each verified event instead of the inline processor (a
+   * `PaymentEventsProcessor`: the queue enqueues it, and the receiver answers once it is enqueued). At
+   * most one plug-in of a receiver has one.
+   */
+  readonly processor?: InjectionToken;
   /**
    * The plug-in's hooks, built once at boot from the receiver's resolved options and the providers named
    * in `inject`; undefined when the options leave the plug-in with nothing to do.
@@ -51,20 +57,4 @@ export interface PaymentsReceiverPlugin {
     readonly inject?: readonly InjectionToken[];
     useFactory(webhooks: PaymentsPluginReceiverOptions, ...dependencies: never[]): PaymentsDispatchPlugin | undefined;
   };
-}
-
-/**
- * A plug-in turned on by a value of the receiver's options (`webhooks.<option>`, which an async options
- * factory may supply): the built-in ones (`transactions`, `reconcile`, `deliveryListener`). The
- * receiver's validator has each check its own value. An app's own plug-in takes its options as the
- * arguments of its factory instead.
- */
-export interface PaymentsValuesPlugin extends PaymentsReceiverPlugin {
-  /**
-   * The value of the receiver the plug-in reads (`webhooks.<option>`), checked by `resolveOption` at
-   * boot; the resolved value is `webhooks[option]` in the options its `hooks` get.
-   */
-  readonly option: string;
-  /** Checks and fills in `webhooks.<option>` (undefined when absent), failing with a `PaymentsConfigurationError` that names it. */
-  resolveOption(raw: unknown, receiver: PaymentsPluginOptionContext): unknown;
 }

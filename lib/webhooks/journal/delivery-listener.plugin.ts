@@ -9,7 +9,7 @@ import type {
   PaymentDeliveryListener,
   PaymentReconcileRecord,
 } from '../contracts/payment-delivery-listener.interface.js';
-import type { PaymentsValuesPlugin } from '../contracts/payments-receiver-plugin.interface.js';
+import type { PaymentsReceiverPlugin } from '../contracts/payments-receiver-plugin.interface.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { webhooksLogger } from '../log/receiver.logger.js';
 import { notifyDeliveryListener, toHandlerRecords } from './delivery-listener.notify.js';
@@ -87,11 +87,9 @@ export function deliveryListenerHooks(webhooks: ResolvedWebhooksOptions): Delive
 }
 
 /** `webhooks.deliveryListener` as a plug-in: no provider, hooks only. */
-export function deliveryListenerPlugin(): PaymentsValuesPlugin {
+export function deliveryListenerPlugin(): PaymentsReceiverPlugin {
   return Object.freeze({
     name: 'deliveryListener',
-    option: 'deliveryListener',
-    resolveOption: resolveDeliveryListener,
     hooks: { useFactory: deliveryListenerHooks },
   });
 }

@@ -90,3 +90,11 @@ export function validateProcessingQueue(
     },
   };
 }
+
+/** Checks `webhooks.processing`: `'inline'` when absent or `'inline'`, else the queue's options, filled in. */
+export function resolveProcessing(
+  raw: unknown,
+  receiver: { instance: string },
+): 'inline' | { queue: ResolvedPaymentsQueueOptions } {
+  return raw === undefined || raw === 'inline' ? 'inline' : validateProcessingQueue(raw, receiver.instance);
+}

@@ -2,12 +2,11 @@ import type { Provider } from '@nestjs/common';
 import { PAYMENTS_RUNTIME, type PaymentsRuntime } from '../../core/payments.runtime.js';
 import { IdempotencyStore } from '../contracts/idempotency-store.interface.js';
 import { IntentWatchStore } from '../contracts/intent-watch-store.interface.js';
-import type { PaymentsValuesPlugin } from '../contracts/payments-receiver-plugin.interface.js';
+import type { PaymentsReceiverPlugin } from '../contracts/payments-receiver-plugin.interface.js';
 import type { ResolvedPaymentsReconcileOptions } from '../contracts/payments-reconcile.options.js';
 import { PAYMENTS_WEBHOOKS_OPTIONS } from '../contracts/payments-webhooks.constants.js';
 import type { ResolvedWebhooksOptions } from '../contracts/payments-webhooks.options.js';
 import { MemoryIntentWatchStore } from '../stores/memory-intent-watch.store.js';
-import { resolveReconcileOptions } from './payments-reconcile.validator.js';
 import { PaymentsReconciler } from './payments-reconciler.js';
 import { pacingOf } from './reconcile-batch.js';
 import { WatchListSettlement } from './watch-list.settlement.js';
@@ -44,16 +43,15 @@ const WATCH_LIST: Provider = {
 };
 
 /**
- * Reconciliation (`webhooks.reconcile`, on by default where the app has the client) as a plug-in: the
- * watch list, `PaymentsReconciler` (exported), and the dispatcher's hooks of the watch list.
+ * Reconciliation (`webhooks.reconcile`, checked by `resolveReconcileOptions`; on by default where the app
+ * has the client) as a plug-in: the watch list, `PaymentsReconciler` (exported by the unnamed instance:
+ * its class token), and the dispatcher's hooks of the watch list.
  */
-export function reconciliationPlugin(): PaymentsValuesPlugin {
+export function reconciliationPlugin(instance: { unnamed: boolean }): PaymentsReceiverPlugin {
   return Object.freeze({
     name: 'reconciliation',
-    option: 'reconcile',
-    resolveOption: resolveReconcileOptions,
     providers: [WATCH_LIST, PaymentsReconciler],
-    exports: [PaymentsReconciler],
+    exports: instance.unnamed ? [PaymentsReconciler] : [],
     hooks: { inject: [IntentWatchStore], useFactory: reconciliationHooks },
   });
 }

@@ -147,6 +147,21 @@ describe('a plug-in that is not one fails the boot, naming itself and the fix', 
     ['hooks without a factory', [{ name: 'x', hooks: {} }], 'plugins[0]', 'has hooks without a useFactory'],
     ['the same plug-in twice', [auditPlugin(), auditPlugin()], 'plugins', "holds two plug-ins named 'audit'"],
     [
+      'a processor that is none of its providers',
+      [{ name: 'x', processor: 'SOMETHING', providers: [] }],
+      'plugins[0]',
+      'has a processor that is none of its providers',
+    ],
+    [
+      'two plug-ins that process events',
+      [
+        { name: 'a', processor: 'A', providers: [{ provide: 'A', useValue: {} }] },
+        { name: 'b', processor: 'B', providers: [{ provide: 'B', useValue: {} }] },
+      ],
+      'plugins',
+      'holds two plug-ins that process events (a, b)',
+    ],
+    [
       "a built-in plug-in's name",
       [auditPlugin({ name: 'reconciliation' })],
       'plugins',
