@@ -8,7 +8,7 @@ import { validateWebhooksOptions } from './webhooks/payments-webhooks.validator.
 
 /**
  * Validates the module options once, at boot, and fills in defaults: the client part first, then the
- * receiver part (which validates the queue part). Throws `PaymentsConfigurationError` naming the
+ * receiver (whose plug-ins' folders check their own values). Throws `PaymentsConfigurationError` naming the
  * option and the fix; never echoes `apiKey` or a secret. `instance` names the module instance (for
  * per-instance defaults such as the queue name).
  */

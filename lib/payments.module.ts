@@ -37,9 +37,9 @@ import {
  * The payments module: the API client (`PaymentsService`) and, unless `webhooks: false`, the webhook
  * receiver that routes verified events to `@OnPaymentEvent` handlers. Global by default.
  *
- * Composed of parts that each own their options, validation, tokens and providers: the client part
- * (always), the receiver part (only when the instance has a route) and the queue part (only in
- * queued mode). Several instances may live in one app, each with its own `name`.
+ * Composed of parts that each own their options, validation, tokens and providers: the client
+ * (always) and the receiver (only when the instance has a route), with the receiver's plug-ins (the
+ * queue in queued mode among them). Several instances may live in one app, each with its own `name`.
  *
  * @example
  * PaymentsModule.forRoot({ apiKey, environment: 'sandbox', baseUrl, webhooks: { verifier } })

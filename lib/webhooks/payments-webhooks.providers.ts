@@ -102,7 +102,7 @@ export function getPaymentEventsRegistryToken(name?: string): typeof PaymentEven
   return getPaymentsInstanceToken(PaymentEventsRegistry, name);
 }
 
-/** What the structure of the receiver part depends on, known before any options factory runs. */
+/** What the structure of the receiver depends on, known before any options factory runs. */
 export interface PaymentsReceiverPartSpec {
   /** The instance name (`'default'` when unnamed). */
   name: string;
@@ -124,12 +124,12 @@ export interface PaymentsReceiverPartSpec {
 }
 
 /**
- * The receiver part, registered only when the instance has a route: its controller (built for the
- * route), signature checks, raw-body reader, explorer, registry, dispatcher, idempotency store and
- * processor; plus the queue part in queued mode, and the providers of the plug-ins in use
- * (`spec.plugins`: the inbox, the reconciler and its watch list). Exports the registry, dispatcher,
- * processor, store (queue and reconciler) under their classes for the unnamed instance; a named one
- * exports its registry (and queue) under `getPaymentEventsRegistryToken(name)` (`getPaymentEventsQueueToken(name)`).
+ * The receiver's providers, registered only when the instance has a route: its controller (built for
+ * the route), the receiver's checks of a delivery, raw-body reader, explorer, registry, dispatcher,
+ * idempotency store and processor (inline, or the one a plug-in brings: the queue's), and what its
+ * plug-ins bring (the built-in ones the declaration turns on, then the app's `plugins`). Exports the
+ * registry, dispatcher, processor and store under their classes for the unnamed instance, a named one
+ * its registry under `getPaymentEventsRegistryToken(name)`, and each plug-in's exports.
  */
 export function createPaymentsReceiverPart(spec: PaymentsReceiverPartSpec): {
   imports: NonNullable<ModuleMetadata['imports']>;

@@ -11,7 +11,7 @@ import { resolvePluginValues } from './payments-webhooks.plugins.js';
 import { assertMemoryStoreAllowed } from './stores/memory-store-production.check.js';
 
 /**
- * Validates `webhooks` (the receiver part's options) and fills in the defaults. `instance` names the
+ * Validates `webhooks` (the receiver's options) and fills in the defaults. `instance` names the
  * module instance, for per-instance defaults (the queue name).
  */
 export function validateWebhooksOptions(

@@ -16,7 +16,7 @@ export const PAYMENT_EVENT_HANDLER_OPTIONS_METADATA = 'payments:event_handler_op
 export const PAYMENTS_WEBHOOK_ROUTE_METADATA = 'payments:webhook_route';
 
 /**
- * Token of the receiver part's validated options (`ResolvedWebhooksOptions`; `false` only when a
+ * Token of the receiver's validated options (`ResolvedWebhooksOptions`; `false` only when a
  * `forRootAsync` route exists but the factory turned webhooks off). Internal to one instance: never
  * exported, and it holds no API key.
  */
